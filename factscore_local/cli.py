@@ -1,0 +1,214 @@
+"""The ``fscore`` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from factscore_local import __version__
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="fscore")
+def main() -> None:
+    """Offline FActScore: build a Wikipedia knowledge source, then score generations."""
+
+
+@main.command("build-index")
+@click.option(
+    "--source",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="MediaWiki XML dump (.xml/.xml.bz2), FActScore .db, or JSONL {title, text}.",
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Index directory to create (or resume).",
+)
+@click.option(
+    "--tokenizer",
+    default="roberta",
+    show_default=True,
+    help="Passage tokenizer: 'roberta' (packaged, FActScore-compatible), 'minilm', "
+    "or a local Hugging Face tokenizer directory.",
+)
+@click.option("--max-tokens", default=256, show_default=True, help="Tokens per passage.")
+@click.option(
+    "--dense",
+    default="minilm",
+    show_default=True,
+    help="Dense model: 'minilm' (embedded), a local sentence-transformers "
+    "directory, or 'none' to skip (pages are then embedded on first use).",
+)
+@click.option("--no-bm25", is_flag=True, help="Skip the global Lucene BM25 index.")
+@click.option("--threads", default=2, show_default=True, help="Lucene indexing threads.")
+@click.option(
+    "--batch-pages",
+    default=500,
+    show_default=True,
+    help="Pages per committed batch (the resume granularity).",
+)
+@click.option("--overwrite", is_flag=True, help="Delete an existing build in --out first.")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+def build_index_cmd(
+    source, out, tokenizer, max_tokens, dense, no_bm25, threads, batch_pages, overwrite, quiet
+) -> None:
+    """Build (or resume) an index directory from a Wikipedia source."""
+    from index.builder import BuildError, BuildOptions, build_index
+    from index.sources import SourceError
+
+    options = BuildOptions(
+        source=source,
+        out=out,
+        tokenizer=tokenizer,
+        max_tokens=max_tokens,
+        dense=None if dense.lower() == "none" else dense,
+        bm25=not no_bm25,
+        threads=threads,
+        batch_pages=batch_pages,
+        progress=not quiet,
+        overwrite=overwrite,
+    )
+    try:
+        manifest = build_index(options)
+    except (SourceError, BuildError, FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    counts = manifest["counts"]
+    bad = sum(counts["bad"].values())
+    click.echo(
+        f"built {out}: {counts['pages']} pages, {counts['redirects']} redirects, "
+        f"{counts['passages']} passages, {bad} bad records, "
+        f"{sum(counts['skipped'].values())} skipped"
+    )
+    for reason, n in sorted(counts["bad"].items(), key=lambda kv: -kv[1]):
+        click.echo(f"  bad: {n} x {reason}")
+    if counts.get("source_truncated"):
+        click.echo(
+            "  warning: the source ended early (truncated); the pages read are kept", err=True
+        )
+    timings = ", ".join(f"{k} {v:.1f}s" for k, v in manifest["timings"].items())
+    click.echo(f"  timings: {timings}")
+
+
+def _open(index_dir: Path):
+    from index.reader import KnowledgeSource
+
+    try:
+        return KnowledgeSource(index_dir)
+    except FileNotFoundError as exc:
+        _fail(str(exc))
+
+
+@main.command("lookup")
+@click.option("--index", "index_dir", required=True, type=click.Path(path_type=Path))
+@click.argument("title")
+@click.option(
+    "--passages", "n_passages", default=2, show_default=True, help="How many passages to print."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the page as JSON.")
+def lookup_cmd(index_dir, title, n_passages, as_json) -> None:
+    """Resolve TITLE (exact, redirect, any case) and print its page."""
+    ks = _open(index_dir)
+    resolution = ks.resolve_title(title)
+    if resolution.title is None:
+        hint = (
+            f" Did you mean: {', '.join(resolution.suggestions)}?" if resolution.suggestions else ""
+        )
+        _fail(f"no page titled {title!r}.{hint}")
+    page = ks.get_page(resolution.title)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "query": title,
+                    "title": page.title,
+                    "via": resolution.via,
+                    "is_disambiguation": page.is_disambiguation,
+                    "passages": [p.text for p in page.passages],
+                },
+                ensure_ascii=False,
+            )
+        )
+        return
+    via = "" if resolution.via == "exact" else f" (via {resolution.via})"
+    click.echo(
+        f"{page.title}{via}: {len(page.passages)} passages"
+        + (", disambiguation page" if page.is_disambiguation else "")
+    )
+    for p in page.passages[:n_passages]:
+        click.echo(f"[{p.passage_id}] {p.clean_text[:600]}")
+
+
+@main.command("search")
+@click.option("--index", "index_dir", required=True, type=click.Path(path_type=Path))
+@click.argument("query")
+@click.option("--k", default=5, show_default=True)
+@click.option("--method", type=click.Choice(["bm25", "dense"]), default="bm25", show_default=True)
+@click.option("--title", default=None, help="Restrict to this page (FActScore's retrieval).")
+def search_cmd(index_dir, query, k, method, title) -> None:
+    """Top-k passages for QUERY, over everything or within one page."""
+    from index.reader import UnknownTitleError
+
+    ks = _open(index_dir)
+    try:
+        if title:
+            hits = ks.search_page(title, query, k=k, method=method)
+        elif method == "bm25":
+            hits = ks.search(query, k=k)
+        else:
+            hits = ks.search_dense(query, k=k)
+    except (UnknownTitleError, RuntimeError) as exc:
+        _fail(str(exc))
+    for hit in hits:
+        click.echo(
+            f"{hit.rank + 1}. {hit.score:.3f} [{hit.passage.passage_id}] "
+            f"{hit.passage.title}: {hit.passage.clean_text[:200]}"
+        )
+
+
+@main.command("demo")
+@click.option(
+    "--out",
+    default="demo-index",
+    show_default=True,
+    type=click.Path(path_type=Path),
+    help="Where to build the demo index.",
+)
+def demo_cmd(out) -> None:
+    """Build an index from the embedded dump excerpt and look a page up."""
+    from index.builder import BuildOptions, build_index
+    from index.demo_data import find_dump
+    from index.reader import KnowledgeSource
+
+    dump = find_dump()
+    click.echo(f"demo: building {out} from {dump.name}")
+    manifest = build_index(BuildOptions(source=dump, out=out))
+    counts = manifest["counts"]
+    click.echo(
+        f"demo: {counts['pages']} pages, {counts['redirects']} redirects, "
+        f"{counts['passages']} passages in {sum(manifest['timings'].values()):.1f}s"
+    )
+    ks = KnowledgeSource(out)
+    page = ks.get_page("alfred nobel")
+    click.echo(f"demo: lookup 'alfred nobel' -> {page.title} ({len(page.passages)} passages)")
+    click.echo("  " + page.passages[0].clean_text[:300])
+    for hit in ks.search_page(page.title, f"{page.title} invented dynamite", k=1):
+        click.echo(f"demo: BM25 in page for 'invented dynamite': {hit.passage.clean_text[:200]}")
+    for hit in ks.search_dense("who invented dynamite?", k=1):
+        click.echo(
+            f"demo: dense over all pages: {hit.passage.title}: {hit.passage.clean_text[:150]}"
+        )
+
+
+if __name__ == "__main__":
+    main()

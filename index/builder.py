@@ -1,0 +1,316 @@
+"""``fscore build-index``: source -> passages in the store -> BM25 and dense indexes.
+
+The build runs in stages (ingest, bm25, dense), each recorded as done in the store.
+Ingest commits every batch of pages together with the source position it reached, in one
+transaction, so a build killed at any moment (even ``kill -9``) resumes after the last
+committed page: no page is lost or written twice. The BM25 stage writes its index under a
+temporary name and renames it when finished; the dense stage commits its vectors in
+batches and resumes after the last embedded passage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import resource
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from index.chunking import DEFAULT_MAX_TOKENS, chunk_pages
+from index.lucene import BM25_DIR, build_lucene_index, write_collection
+from index.manifest import write_manifest
+from index.models import DEFAULT_DENSE
+from index.sources import Record, detect_format, read_source
+from index.store import STORE_NAME, Store
+from index.tokenizer import DEFAULT_TOKENIZER, load_tokenizer
+
+
+class BuildError(Exception):
+    """The build cannot start or go on; the message says why and what to do."""
+
+
+@dataclass
+class BuildOptions:
+    source: Path
+    out: Path
+    tokenizer: str = DEFAULT_TOKENIZER
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    dense: str | None = DEFAULT_DENSE
+    bm25: bool = True
+    batch_pages: int = 500
+    threads: int = 2
+    progress: bool = True
+    overwrite: bool = False
+    dense_batch: int = 256
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def quick_fingerprint(path: Path) -> str:
+    """Size plus hashes of the first and last MiB: enough to tell a resumed source apart."""
+    size = path.stat().st_size
+    digest = hashlib.sha256(str(size).encode())
+    with path.open("rb") as f:
+        digest.update(f.read(1 << 20))
+        f.seek(max(0, size - (1 << 20)))
+        digest.update(f.read(1 << 20))
+    return digest.hexdigest()
+
+
+def reason_category(reason: str) -> str:
+    """'line 12: invalid JSON (Expecting value)' -> 'invalid JSON'."""
+    reason = re.sub(r"^line \d+: ", "", reason)
+    reason = re.sub(r" after \d+ (pages|rows).*$", "", reason)
+    return re.sub(r"\s*\(.*\)$", "", reason).strip()
+
+
+def peak_rss_mb() -> dict:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return {"builder": round(own, 1), "largest_child": round(children, 1)}
+
+
+def build_index(opts: BuildOptions) -> dict:
+    source = opts.source.expanduser().resolve()
+    out = opts.out.expanduser()
+    fmt = detect_format(source)  # raises SourceError before anything is written
+    if opts.overwrite and out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    store = Store(out / STORE_NAME)
+    try:
+        settings = {
+            "source_fingerprint": quick_fingerprint(source),
+            "format": fmt,
+            "tokenizer": opts.tokenizer if fmt != "db" else None,
+            "max_tokens": opts.max_tokens if fmt != "db" else None,
+        }
+        previous = store.get_state("settings")
+        if previous is not None and previous != settings:
+            raise BuildError(
+                f"{out} holds a build from another source or settings ({previous}); "
+                "pass --overwrite to rebuild it, or choose another --out"
+            )
+        if previous is None:
+            store.set_state("settings", settings)
+            store.set_state("source_sha256", file_sha256(source))
+            store.set_state("started", time.strftime("%Y-%m-%dT%H:%M:%S"))
+            store.conn.commit()
+        timings = store.get_state("timings", {})
+
+        if not store.get_state("ingest_done", False):
+            t0 = time.perf_counter()
+            _ingest(store, source, fmt, opts)
+            timings["ingest_s"] = timings.get("ingest_s", 0.0) + time.perf_counter() - t0
+            store.set_state("timings", timings)
+            store.set_state("ingest_done", True)
+            store.conn.commit()
+
+        if opts.bm25 and not store.get_state("bm25_done", False):
+            t0 = time.perf_counter()
+            _build_bm25(store, out, opts)
+            timings["bm25_s"] = timings.get("bm25_s", 0.0) + time.perf_counter() - t0
+            store.set_state("timings", timings)
+            store.set_state("bm25_done", True)
+            store.conn.commit()
+
+        if opts.dense and store.get_state("dense_done") != opts.dense:
+            t0 = time.perf_counter()
+            _build_dense(store, out, opts)
+            timings["dense_s"] = timings.get("dense_s", 0.0) + time.perf_counter() - t0
+            store.set_state("timings", timings)
+            store.set_state("dense_done", opts.dense)
+            store.conn.commit()
+
+        return write_manifest(out, store, source, opts, peak_rss_mb())
+    finally:
+        store.close()
+
+
+# --- ingest -------------------------------------------------------------------------
+
+
+def _empty_counts() -> dict:
+    return {
+        "pages": 0,
+        "redirects": 0,
+        "passages": 0,
+        "disambiguation_pages": 0,
+        "duplicates": 0,
+        "skipped": {},
+        "bad": {},
+        "source_truncated": False,
+    }
+
+
+def _ingest(store: Store, source: Path, fmt: str, opts: BuildOptions) -> None:
+    tokenizer = load_tokenizer(opts.tokenizer) if fmt != "db" else None
+    start = int(store.get_state("next_position", 0))
+    counts = store.get_state("counts") or _empty_counts()
+    total = _count_db_rows(source) if fmt == "db" else None
+    bar = tqdm(
+        total=total,
+        initial=start,
+        unit=" records",
+        desc="ingest",
+        disable=not opts.progress,
+        dynamic_ncols=True,
+        mininterval=1.0,
+    )
+    if start:
+        bar.write(f"resuming after {start} source records already stored")
+    batch: list[Record] = []
+    try:
+        for record in read_source(source, fmt, start=start):
+            batch.append(record)
+            if record.extra.get("fatal"):
+                break
+            if len(batch) >= opts.batch_pages:
+                _write_batch(store, batch, tokenizer, opts, counts)
+                bar.update(len(batch))
+                bar.set_postfix(pages=counts["pages"], passages=counts["passages"], refresh=False)
+                batch = []
+        if batch:
+            _write_batch(store, batch, tokenizer, opts, counts)
+            bar.update(len(batch))
+    finally:
+        bar.close()
+
+
+def _count_db_rows(path: Path) -> int | None:
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return int(conn.execute("SELECT MAX(rowid) FROM documents").fetchone()[0] or 0)
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return None
+
+
+def _write_batch(store: Store, batch: list[Record], tokenizer, opts, counts: dict) -> None:
+    to_chunk = [r for r in batch if r.kind == "page" and r.sections is not None]
+    chunked = (
+        chunk_pages([r.sections for r in to_chunk], tokenizer, opts.max_tokens) if to_chunk else []
+    )
+    passages_of = {id(r): p for r, p in zip(to_chunk, chunked, strict=True)}
+    for record in batch:
+        if record.kind == "page":
+            passages = record.passages if record.passages is not None else passages_of[id(record)]
+            if not passages:
+                _bad(store, counts, record, "no passages")
+            elif store.add_page(record.title, passages, record.is_disambiguation):
+                counts["pages"] += 1
+                counts["passages"] += len(passages)
+                counts["disambiguation_pages"] += int(record.is_disambiguation)
+            else:
+                counts["duplicates"] += 1
+                _bad(store, counts, record, "duplicate title (first one kept)")
+        elif record.kind == "redirect":
+            if store.add_redirect(record.title, record.redirect_target):
+                counts["redirects"] += 1
+            else:
+                counts["duplicates"] += 1
+                _bad(store, counts, record, "duplicate redirect title (first one kept)")
+        elif record.kind == "skip":
+            category = reason_category(record.reason)
+            counts["skipped"][category] = counts["skipped"].get(category, 0) + 1
+        else:
+            _bad(store, counts, record, record.reason)
+            if record.extra.get("fatal"):
+                counts["source_truncated"] = True
+                print(f"warning: {record.reason}; the pages before it are kept", file=sys.stderr)
+    store.commit_batch(batch[-1].position + 1, counts)
+
+
+def _bad(store: Store, counts: dict, record: Record, reason: str) -> None:
+    store.add_bad(record.position, record.title, reason)
+    category = reason_category(reason)
+    counts["bad"][category] = counts["bad"].get(category, 0) + 1
+
+
+# --- BM25 ---------------------------------------------------------------------------
+
+
+def _build_bm25(store: Store, out: Path, opts: BuildOptions) -> None:
+    collection = out / "bm25-collection.tmp"
+    shutil.rmtree(collection, ignore_errors=True)
+    n_passages = store.count("passages")
+    threads = max(1, opts.threads)
+    per_file = max(1000, n_passages // (threads * 4) + 1)
+    if opts.progress:
+        print(f"bm25: writing {n_passages} passages for Lucene", file=sys.stderr)
+    write_collection(store.iter_passages(), collection, n_files=threads * 4, per_file=per_file)
+    if opts.progress:
+        print(f"bm25: indexing with Lucene ({threads} threads)", file=sys.stderr)
+    build_lucene_index(collection, out / BM25_DIR, threads, out / "logs" / "bm25.log")
+    shutil.rmtree(collection, ignore_errors=True)
+
+
+# --- dense --------------------------------------------------------------------------
+
+
+def _build_dense(store: Store, out: Path, opts: BuildOptions) -> None:
+    from index.dense import (
+        DENSE_INDEX,
+        Embedder,
+        build_faiss_index,
+        last_embedded_id,
+        passage_input,
+        store_vectors,
+    )
+
+    embedder = Embedder(opts.dense)
+    model_key = opts.dense
+    done_up_to = last_embedded_id(store.conn, model_key)
+    total = store.count("passages")
+    already = int(
+        store.conn.execute(
+            "SELECT COUNT(*) FROM embeddings WHERE model=?", (model_key,)
+        ).fetchone()[0]
+    )
+    bar = tqdm(
+        total=total,
+        initial=already,
+        unit=" passages",
+        desc="dense",
+        disable=not opts.progress,
+        dynamic_ncols=True,
+        mininterval=1.0,
+    )
+    ids: list[int] = []
+    texts: list[str] = []
+
+    def flush() -> None:
+        vectors = embedder.encode(texts, batch_size=64)
+        store_vectors(store.conn, model_key, ids, vectors)
+        store.conn.commit()
+        bar.update(len(ids))
+        ids.clear()
+        texts.clear()
+
+    try:
+        for passage_id, title, passage in store.iter_passages(after_id=done_up_to):
+            ids.append(passage_id)
+            texts.append(passage_input(title, passage))
+            if len(ids) >= opts.dense_batch:
+                flush()
+        if ids:
+            flush()
+    finally:
+        bar.close()
+    build_faiss_index(store.conn, model_key, embedder.dim, out / DENSE_INDEX)
+    store.set_state("dense_model", {"spec": model_key, "dim": embedder.dim})

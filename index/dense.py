@@ -1,0 +1,108 @@
+"""Dense passage embeddings (sentence-transformers) and their FAISS index.
+
+Vectors are cached in the store's ``embeddings`` table, keyed by (model, passage id), so a
+killed build resumes where it stopped and pages not embedded at build time are embedded
+on first use and kept. The global index is a flat inner-product FAISS index over unit
+vectors (cosine), with passage ids as FAISS ids.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from index.chunking import strip_markers
+
+DENSE_INDEX = "dense.faiss"
+
+
+def passage_input(title: str, passage: str) -> str:
+    # As FActScore feeds its GTR retriever: the title, a space, the passage without markers.
+    return f"{title} {strip_markers(passage)}"
+
+
+class Embedder:
+    def __init__(self, spec: str) -> None:
+        from index.models import load_sentence_transformer
+
+        self.spec = spec
+        self.model = load_sentence_transformer(spec)
+        dim_of = (
+            getattr(self.model, "get_embedding_dimension", None)
+            or self.model.get_sentence_embedding_dimension
+        )
+        self.dim = int(dim_of())
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        vecs = self.model.encode(
+            texts,
+            batch_size=batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+
+def store_vectors(
+    conn: sqlite3.Connection, model: str, ids: Iterable[int], vectors: np.ndarray
+) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO embeddings(passage_id, model, vector) VALUES (?, ?, ?)",
+        [
+            (int(i), model, v.astype(np.float32).tobytes())
+            for i, v in zip(ids, vectors, strict=True)
+        ],
+    )
+
+
+def load_vectors(conn: sqlite3.Connection, model: str, ids: list[int]) -> dict[int, np.ndarray]:
+    out: dict[int, np.ndarray] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            f"SELECT passage_id, vector FROM embeddings WHERE model=? AND passage_id IN ({marks})",
+            (model, *chunk),
+        )
+        for pid, blob in rows:
+            out[int(pid)] = np.frombuffer(blob, dtype=np.float32)
+    return out
+
+
+def last_embedded_id(conn: sqlite3.Connection, model: str) -> int:
+    row = conn.execute(
+        "SELECT COALESCE(MAX(passage_id), -1) FROM embeddings WHERE model=?", (model,)
+    ).fetchone()
+    return int(row[0])
+
+
+def build_faiss_index(conn: sqlite3.Connection, model: str, dim: int, path: Path) -> int:
+    import faiss
+
+    index = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+    cur = conn.execute(
+        "SELECT passage_id, vector FROM embeddings WHERE model=? ORDER BY passage_id", (model,)
+    )
+    n = 0
+    while True:
+        rows = cur.fetchmany(10000)
+        if not rows:
+            break
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        vecs = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+        index.add_with_ids(vecs, ids)
+        n += len(rows)
+    tmp = path.with_name(path.name + ".tmp")
+    faiss.write_index(index, str(tmp))
+    tmp.replace(path)
+    return n
+
+
+def load_faiss_index(path: Path):
+    import faiss
+
+    return faiss.read_index(str(path))

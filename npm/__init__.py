@@ -1,0 +1,1 @@
+"""Nonparametric masked-LM probability (NP), as used by FActScore's ensemble."""

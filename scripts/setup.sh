@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Sets up factscore-local in ./.venv (idempotent, offline at run time) and, unless
+# --no-demo is given, runs the main job on the embedded default data.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${FSCORE_VENV:-$ROOT/.venv}"
+PY="${PYTHON:-python3.11}"
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+RUN_DEMO=1
+[[ "${1:-}" == "--no-demo" ]] && RUN_DEMO=0
+
+# pyserini (Lucene) needs a Java runtime; Debian 12 ships 17.
+if ! command -v java >/dev/null 2>&1; then
+  echo "setup: installing a Java runtime for Lucene (BM25)" >&2
+  if [[ $(id -u) -eq 0 ]]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
+
+if [[ ! -x "$VENV/bin/python" ]]; then
+  echo "setup: creating $VENV" >&2
+  "$PY" -m venv "$VENV"
+  "$VENV/bin/pip" install -q --upgrade pip
+fi
+# The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
+if ! "$VENV/bin/python" -c "import torch" >/dev/null 2>&1; then
+  echo "setup: installing torch (CPU)" >&2
+  "$VENV/bin/pip" install -q "torch==2.13.0"
+fi
+STAMP="$VENV/.fscore-installed"
+HASH="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)-$ROOT"
+if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$HASH" ]]; then
+  echo "setup: installing factscore-local and its dependencies" >&2
+  "$VENV/bin/pip" install -q -e "$ROOT[dev]"
+  echo "$HASH" > "$STAMP"
+fi
+
+if [[ $RUN_DEMO -eq 1 ]]; then
+  "$VENV/bin/fscore" demo
+fi

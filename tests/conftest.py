@@ -1,0 +1,58 @@
+"""Shared fixtures: real data from ../shared/data, and indexes built once per session."""
+
+from __future__ import annotations
+
+import bz2
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from index.builder import BuildOptions, build_index
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+EXCERPT = (
+    SHARED / "wiki-dumps" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+)
+TABLES = SHARED / "wiki-dumps" / "enwiki-table-markup.xml.bz2"
+DEV_DB = SHARED / "enwiki-20230401" / "enwiki-20230401-dev.db"
+
+
+def require(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"real test data not available: {path} (needs ../shared/data)")
+    return path
+
+
+def xml_pages(path: Path) -> list[dict]:
+    """Independent reading of a dump, to check the builder against."""
+    pages = []
+    with bz2.open(path, "rb") as f:
+        for _, elem in ET.iterparse(f):
+            if elem.tag.rsplit("}", 1)[-1] != "page":
+                continue
+            rec = {"title": None, "ns": None, "redirect": None, "text": None}
+            for node in elem.iter():
+                tag = node.tag.rsplit("}", 1)[-1]
+                if tag in ("title", "ns", "text") and rec[tag] is None:
+                    rec[tag] = node.text
+                elif tag == "redirect":
+                    rec["redirect"] = node.get("title")
+            pages.append(rec)
+            elem.clear()
+    return pages
+
+
+@pytest.fixture(scope="session")
+def xml_index(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("xml-index")
+    build_index(BuildOptions(source=require(EXCERPT), out=out, dense=None, progress=False))
+    return out
+
+
+@pytest.fixture(scope="session")
+def db_index(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("db-index")
+    build_index(BuildOptions(source=require(DEV_DB), out=out, dense=None, progress=False))
+    return out

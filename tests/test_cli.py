@@ -1,0 +1,55 @@
+"""The fscore command line on a small source."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from factscore_local.cli import main
+from index.demo_data import EXCERPT, find_dump
+
+
+def test_build_lookup_search(tmp_path):
+    src = tmp_path / "pages.jsonl"
+    src.write_text(
+        json.dumps(
+            {
+                "title": "Grace Hopper",
+                "text": [
+                    "Grace Hopper Grace Brewster Hopper was an American computer scientist "
+                    "and US Navy rear admiral.",
+                    "Career. She led the team that created the first compiler.",
+                ],
+            }
+        )
+        + "\n"
+        + json.dumps({"title": "Grace Hopper", "text": "duplicate"})
+        + "\n"
+    )
+    out = tmp_path / "idx"
+    runner = CliRunner()
+    result = runner.invoke(
+        main, ["build-index", "--source", str(src), "--out", str(out), "--dense", "none", "--quiet"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "1 pages" in result.output and "duplicate title" in result.output
+    result = runner.invoke(main, ["lookup", "--index", str(out), "grace hopper", "--json"])
+    page = json.loads(result.output)
+    assert page["title"] == "Grace Hopper" and page["via"] == "case-insensitive"
+    assert page["passages"][0].startswith("<s>Grace Hopper Grace Brewster Hopper")
+    result = runner.invoke(main, ["search", "--index", str(out), "first compiler"])
+    assert result.exit_code == 0 and "Grace Hopper" in result.output
+    result = runner.invoke(main, ["lookup", "--index", str(out), "Grase Hoper"])
+    assert result.exit_code == 2 and "Did you mean: Grace Hopper" in result.output
+    result = runner.invoke(main, ["lookup", "--index", str(tmp_path / "none"), "X"])
+    assert result.exit_code == 2 and "not an index directory" in result.output
+
+
+def test_demo_data_found():
+    try:
+        path = find_dump(download=False)
+    except FileNotFoundError:
+        pytest.skip("no shared/data and no cached excerpt on this machine")
+    assert path.name == EXCERPT and path.stat().st_size > 1_000_000
