@@ -236,7 +236,7 @@ def _prestrip(wikitext: str) -> str:
 
 def _tidy(text: str) -> str:
     """Collapse whitespace and repair punctuation left behind by removed markup."""
-    pass
+    text = _DEBRIS.sub("", text)
     text = _WS.sub(" ", text)
     if "(" in text:
         text = _PAREN_LEAD.sub("(", text)

@@ -167,6 +167,8 @@ def test_braces_inside_literal_tags_do_not_break_template_removal() -> None:
     # The pre-parse template scan must not count braces inside <nowiki>/<math>.
     assert body("{{t|<nowiki>}}</nowiki> hidden}} keep") == "keep"
     assert body("<math>\\frac{{a}}{b}</math> {{t|x}} keep") == "keep"
+    # A table closing right before the template's end: "|}}}" is table end + template end.
+    assert body("{{Navbox|list=\n{|\n| a\n|}}} after") == "after"
 
 
 # ------------------------------------------------------------------------------------------

@@ -1,0 +1,156 @@
+"""Benchmark `fscore build-index` on synthetic dumps made from the real data.
+
+Routes measured, each in its own process (so peak RSS is its own):
+- XML: the real 206-page MediaWiki excerpt replicated (titles suffixed) to >= --pages pages;
+- DB: FActScore's dev DB (real enwiki-20230401 passages) replicated to >= --pages pages,
+  at two sizes, to show that memory does not grow with the dump.
+Prints pages/s, passages/s, MB/s, peak RSS, stage timings, and the projected time for full
+English Wikipedia (6.7M articles; FActScore's DB is about 20 GB) with and without BM25,
+taking the slower of the per-page and per-byte projections.
+
+    python scripts/bench_build.py --pages 20000 --work /tmp/fscore-bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import json
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+EXCERPT = SHARED / "wiki-dumps" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+DEV_DB = SHARED / "enwiki-20230401" / "enwiki-20230401-dev.db"
+FULL_PAGES = 6_700_000
+FULL_DB_BYTES = 20e9  # FActScore's enwiki-20230401.db, about 20 GB
+FACTSCORE_HOURS = 8.0  # FActScore's README: building its DB "takes ~8 hours"
+
+
+def make_xml(n_pages: int, dest: Path) -> int:
+    raw = bz2.open(EXCERPT, "rt", encoding="utf-8").read()
+    head_end = raw.index("<page>")
+    head, body = raw[:head_end], raw[head_end : raw.rindex("</mediawiki>")]
+    pages = re.findall(r"<page>.*?</page>", body, flags=re.S)
+    copies = -(-n_pages // len(pages))
+    with bz2.open(dest, "wt", encoding="utf-8", compresslevel=1) as out:
+        out.write(head)
+        for c in range(copies):
+            for page in pages:
+                if c:
+                    page = re.sub(r"<title>(.*?)</title>", rf"<title>\1 ({c})</title>", page, 1)
+                    page = re.sub(r'<redirect title="(.*?)"', rf'<redirect title="\1 ({c})"', page)
+                out.write("  " + page + "\n")
+        out.write("</mediawiki>\n")
+    return copies * len(pages)
+
+
+def make_db(n_pages: int, dest: Path) -> tuple[int, int]:
+    src = sqlite3.connect(DEV_DB)
+    rows = src.execute("SELECT title, text FROM documents").fetchall()
+    dest.unlink(missing_ok=True)
+    out = sqlite3.connect(dest)
+    out.execute("CREATE TABLE documents (title PRIMARY KEY, text)")
+    copies = -(-n_pages // len(rows))
+    for c in range(copies):
+        out.executemany(
+            "INSERT INTO documents VALUES (?, ?)",
+            [(t if c == 0 else f"{t} ({c})", x) for t, x in rows],
+        )
+    out.commit()
+    n_bytes = int(out.execute("SELECT SUM(LENGTH(text)) FROM documents").fetchone()[0])
+    out.close()
+    return copies * len(rows), n_bytes
+
+
+def run_build(source: Path, out: Path, bm25: bool) -> dict:
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [sys.executable, "-m", "factscore_local.cli", "build-index", "--source", str(source),
+           "--out", str(out), "--dense", "none", "--quiet"]
+    if not bm25:
+        cmd.append("--no-bm25")
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["wall_s"] = wall
+    return manifest
+
+
+def report(name: str, m: dict, source_bytes: int) -> dict:
+    c, t = m["counts"], m["timings"]
+    ingest, bm25 = t.get("ingest_s", 0.0), t.get("bm25_s", 0.0)
+    pages_s = c["pages"] / ingest
+    row = {
+        "route": name,
+        "pages": c["pages"],
+        "passages": c["passages"],
+        "ingest_s": round(ingest, 1),
+        "bm25_s": round(bm25, 1),
+        "wall_s": round(m["wall_s"], 1),
+        "pages_per_s": round(pages_s, 1),
+        "passages_per_s": round(c["passages"] / ingest, 1),
+        "text_mb_per_s": round(source_bytes / 1e6 / ingest, 2),
+        "peak_rss_mb": m["peak_rss_mb"],
+    }
+    print(json.dumps(row))
+    return row
+
+
+def project(row: dict, source_bytes: int, label: str) -> None:
+    """Minutes for full English Wikipedia (6.7M pages, ~20 GB of passage text).
+
+    Ingest pays per page and per byte, so it takes the larger of the two scales; Lucene's
+    work is per passage and token, which grow with the text, so BM25 scales with bytes.
+    """
+    page_scale = FULL_PAGES / row["pages"]
+    byte_scale = FULL_DB_BYTES / source_bytes
+    ingest_min = row["ingest_s"] * max(page_scale, byte_scale) / 60
+    bm25_min = row["bm25_s"] * byte_scale / 60
+    total = ingest_min + bm25_min
+    print(
+        f"{label}: projected full enwiki: ingest {ingest_min:.0f} min "
+        f"(x{max(page_scale, byte_scale):.0f}), BM25 {bm25_min:.0f} min (x{byte_scale:.0f}), "
+        f"ingest+BM25 {total:.0f} min; FActScore's ~{FACTSCORE_HOURS:.0f} h is "
+        f"{FACTSCORE_HOURS * 60 / total:.1f}x that"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pages", type=int, default=20000)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/fscore-bench"))
+    ap.add_argument("--skip-xml", action="store_true")
+    args = ap.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    print(f"machine: {subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} "
+          f"cores; python {sys.version.split()[0]}")
+
+    # DB route, at a quarter of the size and at full size: memory must not grow.
+    for n in (args.pages // 4, args.pages):
+        db = args.work / f"synthetic-{n}.db"
+        n_pages, n_bytes = make_db(n, db)
+        print(f"DB source: {n_pages} pages, {n_bytes / 1e6:.0f} MB of passage text")
+        m = run_build(db, args.work / f"idx-db-{n}", bm25=True)
+        row = report(f"db-{n_pages}", m, n_bytes)
+    project(row, n_bytes, "DB+BM25")
+
+    if not args.skip_xml:
+        xml = args.work / "synthetic.xml.bz2"
+        n_pages = make_xml(args.pages, xml)
+        print(f"XML source: {n_pages} pages (incl. redirects), {xml.stat().st_size / 1e6:.0f} MB bz2")
+        m = run_build(xml, args.work / "idx-xml", bm25=True)
+        conn = sqlite3.connect(args.work / "idx-xml" / "knowledge.db")
+        text_bytes = int(conn.execute("SELECT SUM(LENGTH(text)) FROM documents").fetchone()[0])
+        row = report("xml", m, text_bytes)
+        project(row, text_bytes, "XML+BM25")
+
+
+if __name__ == "__main__":
+    main()
