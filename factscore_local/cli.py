@@ -53,6 +53,12 @@ def main() -> None:
 @click.option("--no-bm25", is_flag=True, help="Skip the global Lucene BM25 index.")
 @click.option("--threads", default=2, show_default=True, help="Lucene indexing threads.")
 @click.option(
+    "--workers",
+    default=None,
+    type=int,
+    help="Processes cleaning wikitext (XML dumps); default: one per CPU.",
+)
+@click.option(
     "--batch-pages",
     default=500,
     show_default=True,
@@ -61,7 +67,17 @@ def main() -> None:
 @click.option("--overwrite", is_flag=True, help="Delete an existing build in --out first.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 def build_index_cmd(
-    source, out, tokenizer, max_tokens, dense, no_bm25, threads, batch_pages, overwrite, quiet
+    source,
+    out,
+    tokenizer,
+    max_tokens,
+    dense,
+    no_bm25,
+    threads,
+    workers,
+    batch_pages,
+    overwrite,
+    quiet,
 ) -> None:
     """Build (or resume) an index directory from a Wikipedia source."""
     from index.builder import BuildError, BuildOptions, build_index
@@ -79,6 +95,8 @@ def build_index_cmd(
         progress=not quiet,
         overwrite=overwrite,
     )
+    if workers:
+        options.workers = workers
     try:
         manifest = build_index(options)
     except (SourceError, BuildError, FileNotFoundError, ValueError) as exc:
@@ -199,12 +217,14 @@ def demo_cmd(out) -> None:
         f"{counts['passages']} passages in {sum(manifest['timings'].values()):.1f}s"
     )
     ks = KnowledgeSource(out)
-    page = ks.get_page("alfred nobel")
-    click.echo(f"demo: lookup 'alfred nobel' -> {page.title} ({len(page.passages)} passages)")
+    page = ks.get_page("albert einstein")
+    click.echo(f"demo: lookup 'albert einstein' -> {page.title} ({len(page.passages)} passages)")
     click.echo("  " + page.passages[0].clean_text[:300])
-    for hit in ks.search_page(page.title, f"{page.title} invented dynamite", k=1):
-        click.echo(f"demo: BM25 in page for 'invented dynamite': {hit.passage.clean_text[:200]}")
-    for hit in ks.search_dense("who invented dynamite?", k=1):
+    for hit in ks.search_page(page.title, f"{page.title} developed the theory of relativity", k=1):
+        click.echo(
+            f"demo: BM25 in the page for that fact: {hit.passage.clean_text[:200]}"
+        )
+    for hit in ks.search_dense("who developed the theory of relativity?", k=1):
         click.echo(
             f"demo: dense over all pages: {hit.passage.title}: {hit.passage.clean_text[:150]}"
         )

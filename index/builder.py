@@ -11,12 +11,13 @@ batches and resumes after the last embedded passage.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import resource
 import shutil
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
@@ -47,6 +48,7 @@ class BuildOptions:
     progress: bool = True
     overwrite: bool = False
     dense_batch: int = 256
+    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
 
 
 def file_sha256(path: Path) -> str:
@@ -172,7 +174,7 @@ def _ingest(store: Store, source: Path, fmt: str, opts: BuildOptions) -> None:
         bar.write(f"resuming after {start} source records already stored")
     batch: list[Record] = []
     try:
-        for record in read_source(source, fmt, start=start):
+        for record in read_source(source, fmt, start=start, workers=opts.workers):
             batch.append(record)
             if record.extra.get("fatal"):
                 break

@@ -83,10 +83,10 @@ def _looks_like_mediawiki(head: bytes) -> bool:
     return b"<mediawiki" in head[:4096]
 
 
-def read_source(path: Path, fmt: Format, start: int = 0) -> Iterator[Record]:
+def read_source(path: Path, fmt: Format, start: int = 0, workers: int = 1) -> Iterator[Record]:
     """Records from ``position >= start`` on (earlier ones are skipped cheaply)."""
     if fmt in ("xml", "xml.bz2"):
-        return _read_xml(path, compressed=fmt == "xml.bz2", start=start)
+        return _read_xml(path, compressed=fmt == "xml.bz2", start=start, workers=workers)
     if fmt == "db":
         return _read_factscore_db(path, start=start)
     return _read_jsonl(path, start=start)
@@ -99,9 +99,46 @@ def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def _read_xml(path: Path, compressed: bool, start: int) -> Iterator[Record]:
-    from index.wikitext import clean_page
+def _read_xml(path: Path, compressed: bool, start: int, workers: int) -> Iterator[Record]:
+    """Parses in this process; cleans wikitext (the costly part) in a pool of workers.
 
+    Pages go to the pool in bounded windows, so memory stays flat and records come out in
+    source order (the resume checkpoint relies on that).
+    """
+    pool = None
+    if workers > 1:
+        import multiprocessing
+
+        # spawn, not fork: the parent may already run tokenizer threads.
+        pool = multiprocessing.get_context("spawn").Pool(workers)
+    window: list[tuple] = []
+    window_size = 64 * max(1, workers)
+    try:
+        for item in _raw_xml_pages(path, compressed, start):
+            if isinstance(item, Record):  # the source ended badly
+                yield from _convert_window(window, pool, workers)
+                yield item
+                return
+            window.append(item)
+            if len(window) >= window_size:
+                yield from _convert_window(window, pool, workers)
+                window = []
+        yield from _convert_window(window, pool, workers)
+    finally:
+        if pool is not None:
+            pool.terminate()
+
+
+def _convert_window(window: list[tuple], pool, workers: int) -> list[Record]:
+    if not window:
+        return []
+    if pool is None:
+        return [_xml_page_record(raw) for raw in window]
+    return pool.map(_xml_page_record, window, chunksize=max(1, len(window) // (workers * 4)))
+
+
+def _raw_xml_pages(path: Path, compressed: bool, start: int) -> Iterator[tuple | Record]:
+    """(position, title, ns, redirect, text) per <page>, from ``start`` on."""
     opener = bz2.open if compressed else open
     position = -1
     try:
@@ -115,7 +152,7 @@ def _read_xml(path: Path, compressed: bool, start: int) -> Iterator[Record]:
                     continue
                 position += 1
                 if position >= start:
-                    yield _xml_page_record(elem, position, clean_page)
+                    yield (position, *_page_fields(elem))
                 # Drop finished pages so memory stays flat however long the dump is.
                 elem.clear()
                 if root is not None:
@@ -129,9 +166,8 @@ def _read_xml(path: Path, compressed: bool, start: int) -> Iterator[Record]:
         )
 
 
-def _xml_page_record(elem, position: int, clean_page) -> Record:
-    title = ns = text = None
-    redirect = None
+def _page_fields(elem) -> tuple[str | None, str | None, str | None, str | None]:
+    title = ns = text = redirect = None
     for child in elem:
         name = _local(child.tag)
         if name == "title":
@@ -144,6 +180,13 @@ def _xml_page_record(elem, position: int, clean_page) -> Record:
             for sub in child:
                 if _local(sub.tag) == "text":
                     text = sub.text
+    return title, ns, redirect, text
+
+
+def _xml_page_record(raw: tuple) -> Record:
+    from index.wikitext import clean_page
+
+    position, title, ns, redirect, text = raw
     if not title or not title.strip():
         return Record(position, "bad", reason="page without a title")
     title = title.strip()

@@ -26,7 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
-EXCERPT = SHARED / "wiki-dumps" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+EXCERPT = (
+    SHARED / "wiki-dumps" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+)
 DEV_DB = SHARED / "enwiki-20230401" / "enwiki-20230401-dev.db"
 FULL_PAGES = 6_700_000
 FULL_DB_BYTES = 20e9  # FActScore's enwiki-20230401.db, about 20 GB
@@ -34,7 +36,8 @@ FACTSCORE_HOURS = 8.0  # FActScore's README: building its DB "takes ~8 hours"
 
 
 def make_xml(n_pages: int, dest: Path) -> int:
-    raw = bz2.open(EXCERPT, "rt", encoding="utf-8").read()
+    with bz2.open(EXCERPT, "rt", encoding="utf-8") as f:
+        raw = f.read()
     head_end = raw.index("<page>")
     head, body = raw[:head_end], raw[head_end : raw.rindex("</mediawiki>")]
     pages = re.findall(r"<page>.*?</page>", body, flags=re.S)
@@ -44,7 +47,8 @@ def make_xml(n_pages: int, dest: Path) -> int:
         for c in range(copies):
             for page in pages:
                 if c:
-                    page = re.sub(r"<title>(.*?)</title>", rf"<title>\1 ({c})</title>", page, 1)
+                    title = rf"<title>\1 ({c})</title>"
+                    page = re.sub(r"<title>(.*?)</title>", title, page, count=1)
                     page = re.sub(r'<redirect title="(.*?)"', rf'<redirect title="\1 ({c})"', page)
                 out.write("  " + page + "\n")
         out.write("</mediawiki>\n")
@@ -67,6 +71,25 @@ def make_db(n_pages: int, dest: Path) -> tuple[int, int]:
     n_bytes = int(out.execute("SELECT SUM(LENGTH(text)) FROM documents").fetchone()[0])
     out.close()
     return copies * len(rows), n_bytes
+
+
+def make_jsonl(n_pages: int, dest: Path) -> tuple[int, int]:
+    """FActScore's own build input: {"title", "text": [sections]} (the dev DB's text)."""
+    rows = sqlite3.connect(DEV_DB).execute("SELECT title, text FROM documents").fetchall()
+    copies = -(-n_pages // len(rows))
+    n_bytes = 0
+    with dest.open("w", encoding="utf-8") as out:
+        for c in range(copies):
+            for title, text in rows:
+                sections = [strip(p) for p in text.split("####SPECIAL####SEPARATOR####")]
+                n_bytes += sum(len(s) for s in sections)
+                name = title if c == 0 else f"{title} ({c})"
+                out.write(json.dumps({"title": name, "text": sections}) + "\n")
+    return copies * len(rows), n_bytes
+
+
+def strip(passage: str) -> str:
+    return passage.replace("<s>", " ").replace("</s>", " ").strip()
 
 
 def run_build(source: Path, out: Path, bm25: bool) -> dict:
@@ -141,10 +164,18 @@ def main() -> None:
         row = report(f"db-{n_pages}", m, n_bytes)
     project(row, n_bytes, "DB+BM25")
 
+    jsonl = args.work / "synthetic.jsonl"
+    n_pages, n_bytes = make_jsonl(args.pages, jsonl)
+    print(f"JSONL source: {n_pages} pages, {n_bytes / 1e6:.0f} MB of text")
+    m = run_build(jsonl, args.work / "idx-jsonl", bm25=True)
+    row = report("jsonl", m, n_bytes)
+    project(row, n_bytes, "JSONL+BM25 (FActScore's own 8-hour job)")
+
     if not args.skip_xml:
         xml = args.work / "synthetic.xml.bz2"
         n_pages = make_xml(args.pages, xml)
-        print(f"XML source: {n_pages} pages (incl. redirects), {xml.stat().st_size / 1e6:.0f} MB bz2")
+        size_mb = xml.stat().st_size / 1e6
+        print(f"XML source: {n_pages} pages (incl. redirects), {size_mb:.0f} MB bz2")
         m = run_build(xml, args.work / "idx-xml", bm25=True)
         conn = sqlite3.connect(args.work / "idx-xml" / "knowledge.db")
         text_bytes = int(conn.execute("SELECT SUM(LENGTH(text)) FROM documents").fetchone()[0])

@@ -51,7 +51,7 @@ def test_redirect_resolves_to_target(ks):
     assert (resolution.title, resolution.via) == ("Ayn Rand", "redirect")
     assert ks.get_page("AynRand").title == "Ayn Rand"
     # Case-insensitive lookup of a real title.
-    assert ks.resolve_title("alfred nobel").title == "Alfred Nobel"
+    assert ks.resolve_title("albert einstein").title == "Albert Einstein"
 
 
 def test_no_wikitext_left_in_passages(ks):
@@ -78,13 +78,13 @@ def test_page_bm25_matches_factscore(ks):
     """Retrieval within a page ranks exactly as FActScore's rank_bm25 code does."""
     import numpy as np
 
-    topic, fact = "Alfred Nobel", "Alfred Nobel invented dynamite."
+    topic, fact = "Albert Einstein", "Albert Einstein developed the theory of relativity."
     passages = ks.get_passages(topic)
     bm25 = BM25Okapi([p.text.replace("<s>", "").replace("</s>", "").split() for p in passages])
     expected = np.argsort(-bm25.get_scores(f"{topic} {fact}".split()))[:5]
     hits = ks.search_page(topic, f"{topic} {fact}", k=5)
     assert [h.passage.idx for h in hits] == list(expected)
-    assert any("dynamite" in h.passage.text for h in hits)
+    assert any("relativity" in h.passage.text for h in hits)
 
 
 def test_global_bm25(ks):
