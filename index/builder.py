@@ -22,13 +22,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from index.chunking import DEFAULT_MAX_TOKENS, chunk_pages
+from index.chunking import DEFAULT_MAX_TOKENS
 from index.lucene import BM25_DIR, build_lucene_index, write_collection
 from index.manifest import write_manifest
 from index.models import DEFAULT_DENSE
+from index.prepare import Preparer
 from index.sources import Record, detect_format, read_source
 from index.store import STORE_NAME, Store
-from index.tokenizer import DEFAULT_TOKENIZER, load_tokenizer
+from index.tokenizer import DEFAULT_TOKENIZER
 
 
 class BuildError(Exception):
@@ -157,7 +158,7 @@ def _empty_counts() -> dict:
 
 
 def _ingest(store: Store, source: Path, fmt: str, opts: BuildOptions) -> None:
-    tokenizer = load_tokenizer(opts.tokenizer) if fmt != "db" else None
+    preparer = Preparer(opts.tokenizer, opts.max_tokens, opts.workers) if fmt != "db" else None
     start = int(store.get_state("next_position", 0))
     counts = store.get_state("counts") or _empty_counts()
     total = _count_db_rows(source) if fmt == "db" else None
@@ -174,20 +175,22 @@ def _ingest(store: Store, source: Path, fmt: str, opts: BuildOptions) -> None:
         bar.write(f"resuming after {start} source records already stored")
     batch: list[Record] = []
     try:
-        for record in read_source(source, fmt, start=start, workers=opts.workers):
+        for record in read_source(source, fmt, start=start):
             batch.append(record)
             if record.extra.get("fatal"):
                 break
             if len(batch) >= opts.batch_pages:
-                _write_batch(store, batch, tokenizer, opts, counts)
+                _write_batch(store, batch, preparer, counts)
                 bar.update(len(batch))
                 bar.set_postfix(pages=counts["pages"], passages=counts["passages"], refresh=False)
                 batch = []
         if batch:
-            _write_batch(store, batch, tokenizer, opts, counts)
+            _write_batch(store, batch, preparer, counts)
             bar.update(len(batch))
     finally:
         bar.close()
+        if preparer is not None:
+            preparer.close()
 
 
 def _count_db_rows(path: Path) -> int | None:
@@ -203,21 +206,23 @@ def _count_db_rows(path: Path) -> int | None:
         return None
 
 
-def _write_batch(store: Store, batch: list[Record], tokenizer, opts, counts: dict) -> None:
-    to_chunk = [r for r in batch if r.kind == "page" and r.sections is not None]
-    chunked = (
-        chunk_pages([r.sections for r in to_chunk], tokenizer, opts.max_tokens) if to_chunk else []
-    )
-    passages_of = {id(r): p for r, p in zip(to_chunk, chunked, strict=True)}
+def _write_batch(store: Store, batch: list[Record], preparer, counts: dict) -> None:
+    todo = [r for r in batch if r.kind == "page" and r.passages is None]
+    prepared = preparer.prepare([(r.title, r.wikitext, r.sections) for r in todo]) if todo else []
+    result_of = {id(r): p for r, p in zip(todo, prepared, strict=True)}
     for record in batch:
         if record.kind == "page":
-            passages = record.passages if record.passages is not None else passages_of[id(record)]
-            if not passages:
-                _bad(store, counts, record, "no passages")
-            elif store.add_page(record.title, passages, record.is_disambiguation):
+            if record.passages is not None:
+                passages, is_dab, error = record.passages, record.is_disambiguation, ""
+            else:
+                result = result_of[id(record)]
+                passages, is_dab, error = result.passages, result.is_disambiguation, result.error
+            if error or not passages:
+                _bad(store, counts, record, error or "no passages")
+            elif store.add_page(record.title, passages, is_dab):
                 counts["pages"] += 1
                 counts["passages"] += len(passages)
-                counts["disambiguation_pages"] += int(record.is_disambiguation)
+                counts["disambiguation_pages"] += int(is_dab)
             else:
                 counts["duplicates"] += 1
                 _bad(store, counts, record, "duplicate title (first one kept)")

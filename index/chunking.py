@@ -8,7 +8,7 @@ stay in the text as literal ``<s>`` and ``</s>``.
 
 from __future__ import annotations
 
-from index.tokenizer import PassageTokenizer, clean_up_tokenization
+from index.tokenizer import Encoded, PassageTokenizer, clean_up_tokenization
 
 BOS, EOS = -1, -2  # section markers; they count as one token each, as in FActScore
 MARKER_TEXT = {BOS: "<s>", EOS: "</s>"}
@@ -24,69 +24,81 @@ def chunk_page(
 def chunk_pages(
     pages: list[list[str]], tokenizer: PassageTokenizer, max_tokens: int = DEFAULT_MAX_TOKENS
 ) -> list[list[str]]:
-    """Passages of several pages; sections are tokenized in one batch for speed."""
+    """Passages of several pages; tokenizing and decoding run in batches for speed."""
     if max_tokens < 3:
         raise ValueError("max_tokens must be at least 3")
     flat_sections = [s for sections in pages for s in sections]
     encoded = tokenizer.encode(flat_sections)
-    out: list[list[str]] = []
+    windows_of_pages: list[list[list[tuple]]] = []
     cursor = 0
     for sections in pages:
         page_encoded = encoded[cursor : cursor + len(sections)]
         cursor += len(sections)
-        out.append(_page_passages(sections, page_encoded, tokenizer, max_tokens))
+        windows_of_pages.append(_page_windows(page_encoded, max_tokens))
+    # Every run of plain tokens of every window, decoded in one call.
+    runs = [
+        part
+        for windows in windows_of_pages
+        for window in windows
+        for part in window
+        if not isinstance(part, int)
+    ]
+    if tokenizer.byte_level:
+        texts = iter(tokenizer.decode_many([[t for t, _, _ in run] for run in runs]))
+    out: list[list[str]] = []
+    cursor = 0
+    for sections, windows in zip(pages, windows_of_pages, strict=True):
+        passages = []
+        for window in windows:
+            parts = []
+            for part in window:
+                if isinstance(part, int):
+                    parts.append(MARKER_TEXT[part])
+                elif tokenizer.byte_level:
+                    parts.append(next(texts))
+                else:
+                    parts.append(_slice_text(part, sections, encoded))
+            text = "".join(parts)
+            passages.append(clean_up_tokenization(text) if tokenizer.byte_level else text)
+        out.append(passages)
     return out
 
 
-def _page_passages(sections, encoded, tokenizer, max_tokens) -> list[str]:
-    # A stream of token ids with markers, and for each plain token where it came from
-    # (section, token index), so windows can be decoded either way.
-    stream: list[int] = []
-    origin: list[tuple[int, int]] = []
+def _page_windows(encoded: list[Encoded], max_tokens: int) -> list[list]:
+    """Windows of the page's token stream, each a list of markers (ints) and runs of plain
+    tokens (lists of (id, section, token index))."""
+    stream: list = []
     for s_idx, enc in enumerate(encoded):
         stream.append(BOS)
-        origin.append((s_idx, -1))
-        for t_idx, tok in enumerate(enc.ids):
-            stream.append(tok)
-            origin.append((s_idx, t_idx))
+        stream.extend((tok, s_idx, t_idx) for t_idx, tok in enumerate(enc.ids))
         stream.append(EOS)
-        origin.append((s_idx, -1))
-    passages = []
+    windows = []
     for start in range(0, len(stream), max_tokens):
-        window = stream[start : start + max_tokens]
-        if all(t < 0 for t in window):
-            continue
-        passages.append(
-            _decode_window(window, origin[start : start + max_tokens], sections, encoded, tokenizer)
-        )
-    return passages
+        chunk = stream[start : start + max_tokens]
+        if all(isinstance(t, int) for t in chunk):
+            continue  # markers only: not a passage
+        window: list = []
+        run: list = []
+        for item in chunk:
+            if isinstance(item, int):
+                if run:
+                    window.append(run)
+                    run = []
+                window.append(item)
+            else:
+                run.append(item)
+        if run:
+            window.append(run)
+        windows.append(window)
+    return windows
 
 
-def _decode_window(window, origin, sections, encoded, tokenizer) -> str:
-    parts: list[str] = []
-    run: list[int] = []  # positions in the window of the current run of plain tokens
-
-    def flush() -> None:
-        if not run:
-            return
-        if tokenizer.byte_level:
-            parts.append(tokenizer.decode_ids([window[i] for i in run]))
-        else:
-            s_idx, first = origin[run[0]]
-            _, last = origin[run[-1]]
-            offsets = encoded[s_idx].offsets
-            parts.append(sections[s_idx][offsets[first][0] : offsets[last][1]])
-        run.clear()
-
-    for pos, tok in enumerate(window):
-        if tok < 0:
-            flush()
-            parts.append(MARKER_TEXT[tok])
-        else:
-            run.append(pos)
-    flush()
-    text = "".join(parts)
-    return clean_up_tokenization(text) if tokenizer.byte_level else text
+def _slice_text(run: list[tuple], sections: list[str], encoded: list[Encoded]) -> str:
+    # Runs never cross a section boundary: markers separate sections.
+    _, s_idx, first = run[0]
+    _, _, last = run[-1]
+    offsets = encoded[s_idx].offsets
+    return sections[s_idx][offsets[first][0] : offsets[last][1]]
 
 
 def strip_markers(passage: str) -> str:

@@ -36,7 +36,8 @@ class Record:
     position: int
     kind: Kind
     title: str = ""
-    sections: list[str] | None = None  # text to cut into passages (XML, JSONL)
+    wikitext: str | None = None  # raw page text to clean (XML)
+    sections: list[str] | None = None  # text to cut into passages (JSONL)
     passages: list[str] | None = None  # passages taken as they are (FActScore DB)
     redirect_target: str = ""
     is_disambiguation: bool = False
@@ -83,10 +84,13 @@ def _looks_like_mediawiki(head: bytes) -> bool:
     return b"<mediawiki" in head[:4096]
 
 
-def read_source(path: Path, fmt: Format, start: int = 0, workers: int = 1) -> Iterator[Record]:
-    """Records from ``position >= start`` on (earlier ones are skipped cheaply)."""
+def read_source(path: Path, fmt: Format, start: int = 0) -> Iterator[Record]:
+    """Records from ``position >= start`` on (earlier ones are skipped cheaply).
+
+    XML pages come with their raw ``wikitext``; the builder cleans it (in parallel).
+    """
     if fmt in ("xml", "xml.bz2"):
-        return _read_xml(path, compressed=fmt == "xml.bz2", start=start, workers=workers)
+        return _read_xml(path, compressed=fmt == "xml.bz2", start=start)
     if fmt == "db":
         return _read_factscore_db(path, start=start)
     return _read_jsonl(path, start=start)
@@ -99,42 +103,9 @@ def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def _read_xml(path: Path, compressed: bool, start: int, workers: int) -> Iterator[Record]:
-    """Parses in this process; cleans wikitext (the costly part) in a pool of workers.
-
-    Pages go to the pool in bounded windows, so memory stays flat and records come out in
-    source order (the resume checkpoint relies on that).
-    """
-    pool = None
-    if workers > 1:
-        import multiprocessing
-
-        # spawn, not fork: the parent may already run tokenizer threads.
-        pool = multiprocessing.get_context("spawn").Pool(workers)
-    window: list[tuple] = []
-    window_size = 64 * max(1, workers)
-    try:
-        for item in _raw_xml_pages(path, compressed, start):
-            if isinstance(item, Record):  # the source ended badly
-                yield from _convert_window(window, pool, workers)
-                yield item
-                return
-            window.append(item)
-            if len(window) >= window_size:
-                yield from _convert_window(window, pool, workers)
-                window = []
-        yield from _convert_window(window, pool, workers)
-    finally:
-        if pool is not None:
-            pool.terminate()
-
-
-def _convert_window(window: list[tuple], pool, workers: int) -> list[Record]:
-    if not window:
-        return []
-    if pool is None:
-        return [_xml_page_record(raw) for raw in window]
-    return pool.map(_xml_page_record, window, chunksize=max(1, len(window) // (workers * 4)))
+def _read_xml(path: Path, compressed: bool, start: int) -> Iterator[Record]:
+    for item in _raw_xml_pages(path, compressed, start):
+        yield item if isinstance(item, Record) else _xml_page_record(item)
 
 
 def _raw_xml_pages(path: Path, compressed: bool, start: int) -> Iterator[tuple | Record]:
@@ -184,8 +155,6 @@ def _page_fields(elem) -> tuple[str | None, str | None, str | None, str | None]:
 
 
 def _xml_page_record(raw: tuple) -> Record:
-    from index.wikitext import clean_page
-
     position, title, ns, redirect, text = raw
     if not title or not title.strip():
         return Record(position, "bad", reason="page without a title")
@@ -200,19 +169,7 @@ def _xml_page_record(raw: tuple) -> Record:
         target = _redirect_target(text)
         if target:
             return Record(position, "redirect", title=title, redirect_target=target)
-    try:
-        page = clean_page(title, text)
-    except Exception as exc:  # the cleaner is defensive; this is the last resort
-        return Record(position, "bad", title=title, reason=f"cannot clean wikitext: {exc}")
-    if not any(s.strip() for s in page.sections[1:]) and page.sections[0].strip() == title:
-        return Record(position, "bad", title=title, reason="no text left after cleaning")
-    return Record(
-        position,
-        "page",
-        title=title,
-        sections=page.sections,
-        is_disambiguation=page.is_disambiguation,
-    )
+    return Record(position, "page", title=title, wikitext=text)
 
 
 def _redirect_target(text: str) -> str:

@@ -54,10 +54,22 @@ class PassageTokenizer:
         self.name = name
         decoder = getattr(getattr(hf_tokenizer, "backend_tokenizer", None), "decoder", None)
         self.byte_level = decoder is not None and "ByteLevel" in type(decoder).__name__
+        backend = getattr(hf_tokenizer, "backend_tokenizer", None)
+        if backend is not None:
+            # Some tokenizer.json files pad or truncate (MiniLM's to 128/256): we cut windows.
+            backend.no_padding()
+            backend.no_truncation()
 
     def encode(self, texts: list[str]) -> list[Encoded]:
         if not texts:
             return []
+        backend = getattr(self.hf, "backend_tokenizer", None)
+        if backend is not None:
+            # The Rust tokenizer directly: transformers' wrapper costs more than the BPE.
+            encodings = backend.encode_batch(texts, add_special_tokens=False)
+            if self.byte_level:
+                return [Encoded(e.ids, []) for e in encodings]
+            return [Encoded(e.ids, e.offsets) for e in encodings]
         out = self.hf(
             texts,
             add_special_tokens=False,
@@ -76,7 +88,16 @@ class PassageTokenizer:
         return len(self.encode([text])[0].ids)
 
     def decode_ids(self, ids: list[int]) -> str:
-        return self.hf.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        return self.decode_many([ids])[0]
+
+    def decode_many(self, id_lists: list[list[int]]) -> list[str]:
+        backend = getattr(self.hf, "backend_tokenizer", None)
+        if backend is not None:
+            return backend.decode_batch(id_lists, skip_special_tokens=False)
+        return [
+            self.hf.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+            for ids in id_lists
+        ]
 
 
 def _gpt2_bpe_files() -> tuple[Path, Path]:
@@ -92,7 +113,7 @@ def _gpt2_bpe_files() -> tuple[Path, Path]:
 
 
 def _packaged_roberta():
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     encoder_path, merges_path = _gpt2_bpe_files()
@@ -111,6 +132,8 @@ def _packaged_roberta():
     bpe = Tokenizer(models.BPE(vocab=vocab, merges=merges))
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
+    # As roberta-large: tokenizer(text) gives <s> ... </s> (ids 0 and 2).
+    bpe.post_processor = processors.RobertaProcessing(sep=("</s>", 2), cls=("<s>", 0))
     return PreTrainedTokenizerFast(
         tokenizer_object=bpe,
         bos_token="<s>",

@@ -32,6 +32,8 @@ EXCERPT = (
 DEV_DB = SHARED / "enwiki-20230401" / "enwiki-20230401-dev.db"
 FULL_PAGES = 6_700_000
 FULL_DB_BYTES = 20e9  # FActScore's enwiki-20230401.db, about 20 GB
+PASSAGES_PER_PAGE = 3
+SEPARATOR = "####SPECIAL####SEPARATOR####"
 FACTSCORE_HOURS = 8.0  # FActScore's README: building its DB "takes ~8 hours"
 
 
@@ -55,37 +57,50 @@ def make_xml(n_pages: int, dest: Path) -> int:
     return copies * len(pages)
 
 
+def realistic_pages() -> list[tuple[str, list[str]]]:
+    """The dev DB's real passages regrouped into pages of ~3 passages (~3 KB of text), the
+    average page size of FActScore's full DB (20 GB / 6.7M pages): a synthetic dump with
+    the real ratio of pages to bytes, so per-page and per-byte projections agree."""
+    rows = sqlite3.connect(DEV_DB).execute("SELECT title, text FROM documents").fetchall()
+    pages = []
+    for title, text in rows:
+        passages = text.split(SEPARATOR)
+        for i in range(0, len(passages), PASSAGES_PER_PAGE):
+            name = title if i == 0 else f"{title} (part {i // PASSAGES_PER_PAGE})"
+            pages.append((name, passages[i : i + PASSAGES_PER_PAGE]))
+    return pages
+
+
+def replicate(n_pages: int) -> list[tuple[str, list[str]]]:
+    base = realistic_pages()
+    copies = -(-n_pages // len(base))
+    return [(t if c == 0 else f"{t} ({c})", p) for c in range(copies) for t, p in base]
+
+
 def make_db(n_pages: int, dest: Path) -> tuple[int, int]:
-    src = sqlite3.connect(DEV_DB)
-    rows = src.execute("SELECT title, text FROM documents").fetchall()
+    pages = replicate(n_pages)
     dest.unlink(missing_ok=True)
     out = sqlite3.connect(dest)
     out.execute("CREATE TABLE documents (title PRIMARY KEY, text)")
-    copies = -(-n_pages // len(rows))
-    for c in range(copies):
-        out.executemany(
-            "INSERT INTO documents VALUES (?, ?)",
-            [(t if c == 0 else f"{t} ({c})", x) for t, x in rows],
-        )
+    out.executemany(
+        "INSERT INTO documents VALUES (?, ?)", [(t, SEPARATOR.join(p)) for t, p in pages]
+    )
     out.commit()
     n_bytes = int(out.execute("SELECT SUM(LENGTH(text)) FROM documents").fetchone()[0])
     out.close()
-    return copies * len(rows), n_bytes
+    return len(pages), n_bytes
 
 
 def make_jsonl(n_pages: int, dest: Path) -> tuple[int, int]:
-    """FActScore's own build input: {"title", "text": [sections]} (the dev DB's text)."""
-    rows = sqlite3.connect(DEV_DB).execute("SELECT title, text FROM documents").fetchall()
-    copies = -(-n_pages // len(rows))
+    """FActScore's own build input, {"title", "text": [sections]}, from the same pages."""
+    pages = replicate(n_pages)
     n_bytes = 0
     with dest.open("w", encoding="utf-8") as out:
-        for c in range(copies):
-            for title, text in rows:
-                sections = [strip(p) for p in text.split("####SPECIAL####SEPARATOR####")]
-                n_bytes += sum(len(s) for s in sections)
-                name = title if c == 0 else f"{title} ({c})"
-                out.write(json.dumps({"title": name, "text": sections}) + "\n")
-    return copies * len(rows), n_bytes
+        for title, passages in pages:
+            sections = [strip(p) for p in passages]
+            n_bytes += sum(len(s) for s in sections)
+            out.write(json.dumps({"title": title, "text": sections}) + "\n")
+    return len(pages), n_bytes
 
 
 def strip(passage: str) -> str:

