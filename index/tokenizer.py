@@ -133,7 +133,7 @@ def _packaged_roberta():
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
     # As roberta-large: tokenizer(text) gives <s> ... </s> (ids 0 and 2).
-    bpe.post_processor = processors.RobertaProcessing(sep=("</s>", 2), cls=("<s>", 0))
+    bpe.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
     return PreTrainedTokenizerFast(
         tokenizer_object=bpe,
         bos_token="<s>",
