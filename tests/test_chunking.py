@@ -103,3 +103,17 @@ def test_offset_tokenizer_keeps_original_text():
 def test_marker_only_windows_dropped(roberta):
     # A window holding only markers is not a passage.
     assert chunk_page(["x"], roberta, max_tokens=3) == ["<s>x</s>"]
+
+
+def test_fast_bpe_equals_tokenizers_bpe(roberta, xml_index):
+    """The tiktoken fast path gives the same ids and text as the `tokenizers` BPE."""
+    from index.reader import KnowledgeSource
+    from index.tokenizer import PassageTokenizer
+
+    assert roberta.fast_bpe is not None
+    slow = PassageTokenizer(roberta.hf, "slow", fast_bpe=None)
+    texts = [p.clean_text for p in KnowledgeSource(xml_index).get_passages("Aristotle")]
+    texts.append("Ünïcödé — “quotes” 東京 😀 and\ttabs\n\nnewlines  double  spaces")
+    fast_ids = [e.ids for e in roberta.encode(texts)]
+    assert fast_ids == [e.ids for e in slow.encode(texts)]
+    assert roberta.decode_many(fast_ids) == slow.decode_many(fast_ids) == texts
