@@ -212,8 +212,11 @@ def search_cmd(index_dir, query, k, method, title) -> None:
     type=click.Path(path_type=Path),
     help="Where to build the demo index.",
 )
-def demo_cmd(out) -> None:
-    """Build an index from the embedded dump excerpt and look a page up."""
+@click.option("--lm", default=None, help="LM for the evaluation (default: the embedded 1.5B).")
+def demo_cmd(out, lm) -> None:
+    """Build an index from the embedded dump excerpt, look a page up, and estimate
+    FActScore of the project's demo bios (data/demo_bios.jsonl)."""
+    from factscore_local.estimator import Estimator, EvalConfig, read_bios
     from index.builder import BuildOptions, build_index
     from index.demo_data import find_dump
     from index.reader import KnowledgeSource
@@ -230,12 +233,30 @@ def demo_cmd(out) -> None:
     page = ks.get_page("albert einstein")
     click.echo(f"demo: lookup 'albert einstein' -> {page.title} ({len(page.passages)} passages)")
     click.echo("  " + page.passages[0].clean_text[:300])
-    for hit in ks.search_page(page.title, f"{page.title} developed the theory of relativity", k=1):
-        click.echo(f"demo: BM25 in the page for that fact: {hit.passage.clean_text[:200]}")
     for hit in ks.search_dense("who developed the theory of relativity?", k=1):
+        click.echo(f"demo: dense search over all pages -> {hit.passage.title}")
+
+    bios_path = Path(__file__).resolve().parents[1] / "data" / "demo_bios.jsonl"
+    bios = list(read_bios(bios_path))
+    click.echo(
+        f"demo: estimating FActScore of {len(bios)} bios in {bios_path.name} "
+        "(atomic facts and True/False with the local LM; CPU, a few minutes)"
+    )
+    estimator = Estimator(EvalConfig(index=out, lm=lm, cache=out / "eval-cache.db"))
+    out_file = out / "demo_bios.scored.jsonl"
+    summary = estimator.run(bios, out_file)
+    for line in out_file.read_text().splitlines():
+        row = json.loads(line)
+        if "error" in row:
+            click.echo(f"  {row['topic']}: error: {row['error']}")
+            continue
         click.echo(
-            f"demo: dense over all pages: {hit.passage.title}: {hit.passage.clean_text[:150]}"
+            f"  {row['topic']}: {row['n_facts']} facts, "
+            f"{100 * (row['init_score'] or 0):.0f}% supported"
         )
+        for d in row["decisions"]:
+            click.echo(f"     [{'S' if d['is_supported'] else 'x'}] {d['atom']}")
+    _print_summary(summary, "retrieve-lm")
 
 
 @main.group("models")

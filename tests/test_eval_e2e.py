@@ -1,0 +1,84 @@
+"""End to end with the real embedded LMs on real labeled dev bios (marker: slow).
+
+CI runs a small slice (FSCORE_E2E_BIOS, default 1 bio); set it higher for a fuller check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from factscore_local.estimator import Estimator, EvalConfig, read_bios
+from factscore_local.model_store import DEFAULT_LM, SMALL_LM, installed_path
+from tests.conftest import SHARED, require
+
+pytestmark = pytest.mark.slow
+N_BIOS = int(os.environ.get("FSCORE_E2E_BIOS", "1"))
+CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
+
+
+def need(model: str) -> str:
+    if installed_path(model) is None:
+        pytest.skip(f"{model} not installed (fscore models install)")
+    return model
+
+
+def human_labels(bio) -> dict[str, str]:
+    return {
+        atom["text"]: atom["label"]
+        for sent in bio.annotations or []
+        for atom in sent.get("human-atomic-facts") or []
+    }
+
+
+def test_retrieve_lm_agrees_with_humans(db_index, tmp_path):
+    """The default LM's True/False decisions on human atomic facts agree with the humans'
+    S/NS labels far above chance (IR facts left out)."""
+    bios = list(read_bios(require(CHATGPT)))[:N_BIOS]
+    estimator = Estimator(
+        EvalConfig(index=db_index, lm=need(DEFAULT_LM), cache=tmp_path / "cache.db")
+    )
+    agree = total = 0
+    for bio in bios:
+        labels = {t: lab for t, lab in human_labels(bio).items() if lab in ("S", "NS")}
+        items = [(bio.topic, bio.topic, atom) for atom in labels]
+        decisions = estimator.verify(items)
+        for (_, _, atom), d in zip(items, decisions, strict=True):
+            assert len(d["evidence"]) == min(5, len(estimator.ks.get_passages(bio.topic)))
+            assert all(e["title"] == bio.topic for e in d["evidence"])
+            agree += d["is_supported"] == (labels[atom] == "S")
+            total += 1
+    assert total >= 10
+    assert agree / total >= 0.7, f"agreement {agree}/{total}"
+    # KV-prefix reuse: facts of one page share their passages' tokens.
+    stats = estimator.lm().lm.stats
+    assert stats.evaluated_tokens < 0.6 * stats.prompt_tokens
+
+
+def test_eval_pipeline_with_decomposition(db_index, tmp_path):
+    """Decomposition by the small LM, then verification, scores and output lines; a second
+    run with the same cache recomputes nothing and gives the same result."""
+    lines = [json.loads(x) for x in require(CHATGPT).read_text().splitlines()[:N_BIOS]]
+    src = tmp_path / "in.jsonl"
+    # Two sentences per bio keep the slice small.
+    src.write_text("".join(
+        json.dumps({"topic": x["topic"], "output": " ".join(x["output"].split(". ")[:2]) + "."})
+        + "\n"
+        for x in lines
+    ))
+    config = EvalConfig(index=db_index, lm=need(SMALL_LM), cache=tmp_path / "cache.db")
+    summary = Estimator(config).run(list(read_bios(src)), tmp_path / "out.jsonl", progress=False)
+    assert summary["n_bios"] == N_BIOS and summary["n_errors"] == 0
+    assert summary["respond_ratio"] == 1.0
+    rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    for row in rows:
+        assert row["n_facts"] >= 2
+        for d in row["decisions"]:
+            assert d["atom"].endswith((".", "!", "?", '"')) and d["sentence"]
+            assert isinstance(d["is_supported"], bool) and "margin" in d
+    again = Estimator(config)
+    summary2 = again.run(list(read_bios(src)), tmp_path / "out2.jsonl", progress=False)
+    assert summary2 == summary
+    assert again.cache.misses == 0 or again._lm is None
