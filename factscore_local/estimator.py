@@ -204,7 +204,9 @@ class Estimator:
 
     # --- the pipeline -------------------------------------------------------------------
     def atomic_facts(self, bios: list[Bio]) -> dict[int, list[tuple[str, str]] | None]:
-        """line -> [(sentence, fact)], or None for a bio that does not respond."""
+        """id(bio) -> [(sentence, fact)], or None for a bio that does not respond.
+
+        Keyed by the object, not the line number: lines restart in every input file."""
         facts: dict[int, list[tuple[str, str]] | None] = {}
         to_decompose: list[Bio] = []
         for bio in bios:
@@ -213,22 +215,25 @@ class Estimator:
                     bio.error = "--use-atomic-facts needs 'annotations' in every line"
                     continue
                 if bio.annotations is None:
-                    facts[bio.line] = None
+                    facts[id(bio)] = None
                     continue
-                facts[bio.line] = [
-                    (sent.get("text", ""), atom["text"])
-                    for sent in bio.annotations
-                    for atom in (sent.get("model-atomic-facts") or [])
-                ]
+                try:
+                    facts[id(bio)] = [
+                        (sent.get("text", ""), atom["text"])
+                        for sent in bio.annotations
+                        for atom in (sent.get("model-atomic-facts") or [])
+                    ]
+                except (AttributeError, KeyError, TypeError):
+                    bio.error = "malformed 'annotations' (expected FActScore's labeled format)"
             elif not bio.output.strip() or is_abstained(bio.output, self.config.abstain):
-                facts[bio.line] = None
+                facts[id(bio)] = None
             else:
                 to_decompose.append(bio)
         if to_decompose:
             results = self.decomposer().run_many([b.output for b in to_decompose])
             for bio, pairs in zip(to_decompose, results, strict=True):
-                facts[bio.line] = [(s.text, f) for s, fs in pairs for f in fs]
-        return {line: (f if f else None) for line, f in facts.items()}
+                facts[id(bio)] = [(s.text, f) for s, fs in pairs for f in fs]
+        return {key: (f if f else None) for key, f in facts.items()}
 
     def evaluate_chunk(self, bios: list[Bio]) -> list[dict]:
         cfg = self.config
@@ -250,20 +255,20 @@ class Estimator:
         items = [
             (bio, sentence, atom)
             for bio in ready
-            if not bio.error and facts.get(bio.line)
-            for sentence, atom in facts[bio.line]
+            if not bio.error and facts.get(id(bio))
+            for sentence, atom in facts[id(bio)]
         ]
         decisions = self.verify([(b.record["_title"], b.topic, a) for b, _, a in items])
         by_bio: dict[int, list[dict]] = {}
         for (bio, sentence, atom), decision in zip(items, decisions, strict=True):
-            by_bio.setdefault(bio.line, []).append({"atom": atom, "sentence": sentence, **decision})
+            by_bio.setdefault(id(bio), []).append({"atom": atom, "sentence": sentence, **decision})
         out = []
         for bio in bios:
             row = {"line": bio.line, "topic": bio.topic, "source": bio.source}
             if bio.error:
                 out.append({**row, "error": bio.error})
                 continue
-            bio_decisions = by_bio.get(bio.line) if facts.get(bio.line) else None
+            bio_decisions = by_bio.get(id(bio)) if facts.get(id(bio)) else None
             scored = score_bio([d["is_supported"] for d in bio_decisions or []], cfg.gamma)
             out.append(
                 {
