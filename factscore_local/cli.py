@@ -369,8 +369,12 @@ def models_list_cmd() -> None:
     help="SQLite cache of model results (default: <index>/eval-cache.db).",
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the random verifier.")
-@click.option("--n-samples", default=None, type=click.IntRange(min=1),
-              help="Only the first N bios of each file.")
+@click.option(
+    "--n-samples",
+    default=None,
+    type=click.IntRange(min=1),
+    help="Only the first N bios of each file.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @click.option("--quiet", is_flag=True)
 def eval_cmd(

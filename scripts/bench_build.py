@@ -109,8 +109,19 @@ def strip(passage: str) -> str:
 
 def run_build(source: Path, out: Path, bm25: bool) -> dict:
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, "-m", "factscore_local.cli", "build-index", "--source", str(source),
-           "--out", str(out), "--dense", "none", "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "factscore_local.cli",
+        "build-index",
+        "--source",
+        str(source),
+        "--out",
+        str(out),
+        "--dense",
+        "none",
+        "--quiet",
+    ]
     if not bm25:
         cmd.append("--no-bm25")
     t0 = time.perf_counter()
@@ -167,8 +178,10 @@ def main() -> None:
     ap.add_argument("--skip-xml", action="store_true")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    print(f"machine: {subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} "
-          f"cores; python {sys.version.split()[0]}")
+    print(
+        f"machine: {subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} "
+        f"cores; python {sys.version.split()[0]}"
+    )
 
     # DB route, at a quarter of the size and at full size: memory must not grow.
     for n in (args.pages // 4, args.pages):

@@ -63,11 +63,13 @@ def test_eval_pipeline_with_decomposition(db_index, tmp_path):
     lines = [json.loads(x) for x in require(CHATGPT).read_text().splitlines()[:N_BIOS]]
     src = tmp_path / "in.jsonl"
     # Two sentences per bio keep the slice small.
-    src.write_text("".join(
-        json.dumps({"topic": x["topic"], "output": " ".join(x["output"].split(". ")[:2]) + "."})
-        + "\n"
-        for x in lines
-    ))
+    src.write_text(
+        "".join(
+            json.dumps({"topic": x["topic"], "output": " ".join(x["output"].split(". ")[:2]) + "."})
+            + "\n"
+            for x in lines
+        )
+    )
     config = EvalConfig(index=db_index, lm=need(SMALL_LM), cache=tmp_path / "cache.db")
     summary = Estimator(config).run(list(read_bios(src)), tmp_path / "out.jsonl", progress=False)
     assert summary["n_bios"] == N_BIOS and summary["n_errors"] == 0
