@@ -113,9 +113,10 @@ def decide(raw, logits) -> tuple[float, float]:
     return max(float(logits[t]) for t in true_ids), max(float(logits[t]) for t in false_ids)
 
 
-def reference_generate(raw, ids: list[int]) -> dict:
+def reference_generate(raw, ids: list[int], ignore_eos: bool = False) -> dict:
     """Greedy generation of up to 128 tokens from a fresh state, no stop string; the
-    decision is read from the first step's logits, as the reference does."""
+    decision is read from the first step's logits, as the reference does. Generation ends
+    at the model's end token unless ``ignore_eos`` (then always 128 tokens: the worst case)."""
     reset_state(raw)
     t0 = time.perf_counter()
     if hasattr(raw, "llm"):
@@ -127,13 +128,17 @@ def reference_generate(raw, ids: list[int]) -> dict:
             ids, top_k=1, top_p=1.0, min_p=0.0, temp=0.0, repeat_penalty=1.0, reset=True
         )
         # An end token counts as generated, as it does in transformers' generate.
+        new: list[int] = []
         for n_new, token in enumerate(tokens, start=1):
+            new.append(token)
             if first_s is None:
                 first_s = time.perf_counter() - t0
                 pointer = lib.llama_get_logits_ith(llm._ctx.ctx, -1)
                 scores = decide(raw, np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)))
-            if lib.llama_vocab_is_eog(llm._model.vocab, token) or n_new >= REF_MAX_NEW_TOKENS:
+            eog = lib.llama_vocab_is_eog(llm._model.vocab, token) and not ignore_eos
+            if eog or n_new >= REF_MAX_NEW_TOKENS:
                 break
+        text = llm.detokenize(new).decode("utf-8", "ignore")
     else:
         import torch
         from transformers import LogitsProcessor, LogitsProcessorList
@@ -152,6 +157,7 @@ def reference_generate(raw, ids: list[int]) -> dict:
                 tensor,
                 attention_mask=torch.ones_like(tensor),
                 max_new_tokens=REF_MAX_NEW_TOKENS,
+                min_new_tokens=REF_MAX_NEW_TOKENS if ignore_eos else None,
                 do_sample=False,
                 num_beams=1,
                 output_scores=True,
@@ -160,14 +166,17 @@ def reference_generate(raw, ids: list[int]) -> dict:
                 logits_processor=LogitsProcessorList([Mark()]),
             )
         first_s = marks[0] - t0 if marks else None
-        n_new = out.sequences.shape[1] - len(ids)
+        new = out.sequences[0, len(ids) :].tolist()
+        n_new = len(new)
+        text = tok.decode(new)
         scores = decide(raw, out.scores[0][0])
     total = time.perf_counter() - t0
     return {
         "seconds": total,
         "first_token_s": first_s,
         "new_tokens": n_new,
-        "margin": scores[0] - scores[1],
+        "margin": float(scores[0] - scores[1]),
+        "text": text,
     }
 
 
@@ -189,6 +198,7 @@ def machine(raw, lm_path: Path) -> dict:
             versions[mod] = getattr(sys.modules[mod], "__version__", "?")
     return {
         "nproc": os.cpu_count(),
+        "loadavg_1m_at_start": os.getloadavg()[0],
         "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "cpu": cpu,
         "python": platform.python_version(),
@@ -213,6 +223,11 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="R: facts for the reference "
         "procedure, the first R of the M (default min(M, 8); 0 skips it)",
+    )
+    ap.add_argument(
+        "--ref-ignore-eos",
+        action="store_true",
+        help="reference: always generate 128 tokens (default: stop at the end token)",
     )
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--data", type=Path, default=DATA)
@@ -389,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
                 "lm_s_per_fact": round(secs / m, 4),
                 "evaluated_tokens": sum(len(i) for i in encoded),
                 "prefix_reuse_speedup": round(secs / lm_s, 3),
-                "max_abs_margin_diff_vs_ours": round(max(diffs), 5),
+                "max_abs_margin_diff_vs_ours": round(float(max(diffs)), 5),
                 "decisions_agree_with_ours": f"{agree}/{m}",
             }
         )
@@ -437,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
                 reference_prompt(topic, atom, [(h.passage.title, h.passage.text) for h in hits])
             )
             ids = ids[-REF_MAX_PROMPT_TOKENS:]
-            r = reference_generate(raw, ids)
+            r = reference_generate(raw, ids, args.ref_ignore_eos)
             row = emit(
                 {
                     "measure": "ref_fact",
@@ -449,10 +464,13 @@ def main(argv: list[str] | None = None) -> int:
                     if r["first_token_s"] is None
                     else round(r["first_token_s"], 3),
                     "ref_new_tokens": r["new_tokens"],
+                    "ref_text": r["text"][:80],
+                    "ref_margin": round(r["margin"], 3),
+                    "ours_margin": round(float(ours_scores[j].margin), 3),
                     "ref_supported": r["margin"] > 0,
                     "ours_prompt_tokens": len(encoded[j]),
                     "ours_no_reuse_s": round(noreuse_times[j], 3) if noreuse_times else None,
-                    "ours_supported": ours_scores[j].margin > 0,
+                    "ours_supported": bool(ours_scores[j].margin > 0),
                     "speedup_vs_ours_mean": round(r["seconds"] / (out["ours"]["seconds"] / m), 2),
                 }
             )
@@ -466,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
             {
                 "measure": "verify_reference",
                 "facts": ref_n,
+                "ignore_eos": args.ref_ignore_eos,
                 "seconds": round(ref_s, 3),
                 "facts_per_s": rate(ref_n, ref_s),
                 "s_per_fact": round(per, 3),
@@ -541,7 +560,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # 6. memory ------------------------------------------------------------------------------
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    emit({"measure": "peak_rss", "mb": round(peak_mb, 1)})
+    emit({"measure": "peak_rss", "mb": round(peak_mb, 1), "loadavg_1m": os.getloadavg()[0]})
 
     # summary --------------------------------------------------------------------------------
     lines = [
