@@ -398,6 +398,7 @@ class Decomposer:
         parser: Callable[[str], list[str]] = parse_facts,
         apply_postprocess: bool = True,
         nlp: Any = None,
+        prime: str = "\n-",
     ) -> None:
         self.lm = lm
         self.selector = selector if selector is not None else DemoSelector(load_demos())
@@ -407,9 +408,12 @@ class Decomposer:
         self.parser = parser
         self.apply_postprocess = apply_postprocess
         self.nlp = nlp
+        # The prompt ends with the start of the first bullet: small local LMs otherwise
+        # tend to continue the target sentence instead of listing its facts (measured).
+        self.prime = prime
 
     def prompt(self, sentence: str) -> str:
-        return build_prompt(sentence, self.selector, self.instruction)
+        return build_prompt(sentence, self.selector, self.instruction) + self.prime
 
     def run(self, generation: str) -> list[tuple[Sentence, list[str]]]:
         return self.run_many([generation])[0]
@@ -429,7 +433,10 @@ class Decomposer:
             )
             if len(outputs) != len(todo):
                 raise ValueError(f"LM returned {len(outputs)} outputs for {len(todo)} prompts")
-            facts_by_sentence = {t: self.parser(o) for t, o in zip(todo, outputs, strict=True)}
+            lead = self.prime.lstrip("\n")
+            facts_by_sentence = {
+                t: self.parser(lead + o) for t, o in zip(todo, outputs, strict=True)
+            }
 
         results = []
         for sents in split:

@@ -124,11 +124,20 @@ def run_build(source: Path, out: Path, bm25: bool) -> dict:
     ]
     if not bm25:
         cmd.append("--no-bm25")
+    # Through /usr/bin/time: a child forked straight from this process would inherit this
+    # process's peak RSS (Linux keeps ru_maxrss across fork and exec).
+    if shutil.which("time") or Path("/usr/bin/time").exists():
+        cmd = ["/usr/bin/time", "-f", "%M", *cmd]
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    proc = subprocess.run(
+        cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     wall = time.perf_counter() - t0
+    last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
+    tree_rss = int(last) / 1024 if last.isdigit() else None
     manifest = json.loads((out / "manifest.json").read_text())
     manifest["wall_s"] = wall
+    manifest["peak_rss_mb"]["largest_process"] = round(tree_rss, 1) if tree_rss else None
     return manifest
 
 
@@ -171,6 +180,23 @@ def project(row: dict, source_bytes: int, label: str) -> None:
     )
 
 
+def project_marginal(rows: list[tuple[dict, int]], label: str) -> None:
+    """Fixed cost + the per-byte cost between two sizes, times FActScore's DB size."""
+    (small, b1), (big, b2) = rows
+    total = 0.0
+    parts = []
+    for stage in ("ingest_s", "bm25_s"):
+        per_byte = (big[stage] - small[stage]) / (b2 - b1)
+        fixed = max(0.0, small[stage] - per_byte * b1)
+        minutes = (fixed + per_byte * FULL_DB_BYTES) / 60
+        total += minutes
+        parts.append(f"{stage[:-2]} {minutes:.0f} min")
+    print(
+        f"{label}: projected full enwiki: {', '.join(parts)}, ingest+BM25 {total:.0f} min; "
+        f"FActScore's ~{FACTSCORE_HOURS:.0f} h is {FACTSCORE_HOURS * 60 / total:.1f}x that"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pages", type=int, default=20000)
@@ -183,14 +209,17 @@ def main() -> None:
         f"cores; python {sys.version.split()[0]}"
     )
 
-    # DB route, at a quarter of the size and at full size: memory must not grow.
-    for n in (args.pages // 4, args.pages):
+    # DB route at two sizes: memory must not grow, and the difference between the two
+    # gives the marginal cost per byte (fixed costs such as the JVM start are not scaled).
+    rows = []
+    for n in (args.pages, args.pages * 4):
         db = args.work / f"synthetic-{n}.db"
         n_pages, n_bytes = make_db(n, db)
         print(f"DB source: {n_pages} pages, {n_bytes / 1e6:.0f} MB of passage text")
         m = run_build(db, args.work / f"idx-db-{n}", bm25=True)
-        row = report(f"db-{n_pages}", m, n_bytes)
-    project(row, n_bytes, "DB+BM25")
+        rows.append((report(f"db-{n_pages}", m, n_bytes), n_bytes))
+    project(rows[-1][0], rows[-1][1], "DB+BM25 (proportional)")
+    project_marginal(rows, "DB+BM25 (marginal)")
 
     jsonl = args.work / "synthetic.jsonl"
     n_pages, n_bytes = make_jsonl(args.pages, jsonl)

@@ -276,7 +276,10 @@ class FakeLM:
     def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
         self.calls.append((prompts, max_new_tokens, stop))
         marker = DEFAULT_INSTRUCTION + " "
-        return [self.answers.get(p.rsplit(marker, 1)[1], "") for p in prompts]
+        # The Decomposer primes the answer with "\n-"; a model continues after the dash.
+        assert all(p.endswith("\n-") for p in prompts)
+        answers = [self.answers.get(p[:-2].rsplit(marker, 1)[1], "") for p in prompts]
+        return [a.lstrip("\n").removeprefix("-") for a in answers]
 
 
 def test_decomposer_plumbing() -> None:
