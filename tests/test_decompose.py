@@ -299,7 +299,10 @@ def test_decomposer_plumbing() -> None:
     prompts, max_new, stop = lm.calls[0]
     assert max_new == 64 and stop == list(DEFAULT_STOP)
     # Two distinct contentful sentences; the forced-empty ones are never prompted.
-    assert [p[:-2].rsplit(": ", 1)[1] for p in prompts] == ["Ada Byron is a poet.", "She lives in Lyon."]
+    assert [p[:-2].rsplit(": ", 1)[1] for p in prompts] == [
+        "Ada Byron is a poet.",
+        "She lives in Lyon.",
+    ]
     assert [(s.text, s.paragraph, f) for s, f in out] == [
         ("Sure, here is a bio.", 0, []),
         ("Ada Byron is a poet.", 1, ["Ada Byron is a poet."]),
