@@ -358,6 +358,14 @@ def models_list_cmd() -> None:
     help="Decomposition demonstrations {sentence: [facts]}; default: data/demos.json.",
 )
 @click.option(
+    "--decompose-prompt",
+    type=click.Choice(["ours", "reference"]),
+    default="ours",
+    show_default=True,
+    help="'reference': FActScore's instruction text verbatim, no bullet prime (with --demos "
+    "demons.json, its exact prompts).",
+)
+@click.option(
     "--use-atomic-facts",
     is_flag=True,
     help="Take 'model-atomic-facts' from labeled input instead of decomposing.",
@@ -392,6 +400,7 @@ def eval_cmd(
     gamma,
     abstain,
     demos,
+    decompose_prompt,
     use_atomic_facts,
     cache,
     seed,
@@ -417,6 +426,7 @@ def eval_cmd(
         gamma=gamma,
         abstain=None if abstain == "none" else abstain,
         demos=demos,
+        decompose_prompt=decompose_prompt,
         use_atomic_facts=use_atomic_facts,
         cache=cache or index_dir / "eval-cache.db",
         seed=seed,

@@ -51,6 +51,7 @@ class EvalConfig:
     gamma: float = 10.0
     abstain: str | None = "generic"
     demos: Path | None = None
+    decompose_prompt: str = "ours"  # or "reference": FActScore's instruction, no bullet prime
     use_atomic_facts: bool = False
     cache: Path | None = None
     seed: int = 0
@@ -184,9 +185,20 @@ class Estimator:
 
     def decomposer(self):
         if self._decomposer is None:
-            from factscore_local.decompose import Decomposer, DemoSelector, load_demos
+            from factscore_local.decompose import (
+                REFERENCE_INSTRUCTION,
+                Decomposer,
+                DemoSelector,
+                load_demos,
+            )
 
-            self._decomposer = Decomposer(self.lm(), DemoSelector(load_demos(self.config.demos)))
+            selector = DemoSelector(load_demos(self.config.demos))
+            if self.config.decompose_prompt == "reference":
+                self._decomposer = Decomposer(
+                    self.lm(), selector, instruction=REFERENCE_INSTRUCTION, prime=""
+                )
+            else:
+                self._decomposer = Decomposer(self.lm(), selector)
         return self._decomposer
 
     def np_scorer(self):

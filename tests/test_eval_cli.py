@@ -384,3 +384,19 @@ def test_index_dir_that_is_not_an_index(tmp_path, labeled):
         result = run_eval(index, tmp_path, src, "--use-atomic-facts", "--verifier", "random")
         assert result.exit_code == 2
         assert "not an index directory" in result.output
+
+
+def test_reference_decomposition_prompt(db_index):
+    """--decompose-prompt reference with FActScore's demos gives its exact prompt layout."""
+    from factscore_local.estimator import Estimator, EvalConfig
+
+    demons = require(SHARED / "factscore" / "demos" / "demons.json")
+    est = Estimator(EvalConfig(index=db_index, decompose_prompt="reference", demos=demons))
+    est._lm = object()  # building prompts needs no model
+    prompt = est.decomposer().prompt("He was born in 1950.")
+    assert prompt.startswith("Please breakdown the following sentence into independent facts: ")
+    assert prompt.endswith("independent facts: He was born in 1950.")
+    assert prompt.count("Please breakdown the following sentence") == 9
+    ours = Estimator(EvalConfig(index=db_index))
+    ours._lm = object()
+    assert ours.decomposer().prompt("He was born in 1950.").endswith("He was born in 1950.\n-")
