@@ -358,6 +358,14 @@ def models_list_cmd() -> None:
     help="Decomposition demonstrations {sentence: [facts]}; default: data/demos.json.",
 )
 @click.option(
+    "--passage-order",
+    type=click.Choice(["page", "rank"]),
+    default="page",
+    show_default=True,
+    help="Order of the passages in the prompt: 'page' (shares more prompt prefix between "
+    "facts, faster) or 'rank' (FActScore's: best passage last).",
+)
+@click.option(
     "--decompose-prompt",
     type=click.Choice(["ours", "reference"]),
     default="ours",
@@ -400,6 +408,7 @@ def eval_cmd(
     gamma,
     abstain,
     demos,
+    passage_order,
     decompose_prompt,
     use_atomic_facts,
     cache,
@@ -427,6 +436,7 @@ def eval_cmd(
         abstain=None if abstain == "none" else abstain,
         demos=demos,
         decompose_prompt=decompose_prompt,
+        passage_order=passage_order,
         use_atomic_facts=use_atomic_facts,
         cache=cache or index_dir / "eval-cache.db",
         seed=seed,

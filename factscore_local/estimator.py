@@ -48,6 +48,10 @@ class EvalConfig:
     np_model: str | None = None
     np_threshold: float = 0.3
     margin: float = 0.0  # supported when logit(True) - logit(False) > margin
+    # "page": passages in the prompt in page order, so facts that retrieve the same set in
+    # another rank order share the prompt prefix (and its KV cache); "rank": FActScore's
+    # order, best passage last.
+    passage_order: str = "page"
     gamma: float = 10.0
     abstain: str | None = "generic"
     demos: Path | None = None
@@ -326,6 +330,9 @@ class Estimator:
                     }
                     for h in hits
                 ]
+                if cfg.passage_order == "page":
+                    # retrieve_lm_prompt writes them in reverse: reverse page order here.
+                    hits = sorted(hits, key=lambda h: -h.passage.idx)
                 passages = [(h.passage.title, h.passage.text) for h in hits]
                 prompts.append(self.lm().chat(retrieve_lm_prompt(topic, atom, passages)))
             for i, (t, f) in enumerate(self.lm().true_false(prompts)):
