@@ -115,6 +115,7 @@ def build_index(opts: BuildOptions) -> dict:
         if not store.get_state("ingest_done", False):
             t0 = time.perf_counter()
             _ingest(store, source, fmt, opts)
+            store.create_lookup_indexes()
             timings["ingest_s"] = timings.get("ingest_s", 0.0) + time.perf_counter() - t0
             store.set_state("timings", timings)
             store.set_state("ingest_done", True)

@@ -20,13 +20,12 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (title PRIMARY KEY, text);
 CREATE TABLE IF NOT EXISTS pages (
     page_id INTEGER PRIMARY KEY,
-    title TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,  -- unique through documents' primary key
     title_lower TEXT NOT NULL,
     is_disambiguation INTEGER NOT NULL DEFAULT 0,
     first_passage_id INTEGER NOT NULL,
     n_passages INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS pages_by_lower_title ON pages(title_lower);
 CREATE TABLE IF NOT EXISTS passages (
     passage_id INTEGER PRIMARY KEY,
     page_id INTEGER NOT NULL,
@@ -37,7 +36,6 @@ CREATE TABLE IF NOT EXISTS redirects (
     alias_lower TEXT NOT NULL,
     target TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS redirects_by_lower_alias ON redirects(alias_lower);
 CREATE TABLE IF NOT EXISTS bad_records (
     position INTEGER PRIMARY KEY,
     title TEXT,
@@ -53,6 +51,15 @@ CREATE TABLE IF NOT EXISTS build_state (key TEXT PRIMARY KEY, value TEXT NOT NUL
 """
 
 
+# Lookup indexes are built once ingest is done: building an index over sorted keys is far
+# cheaper than keeping it up to date through millions of inserts in random title order.
+LOOKUP_INDEXES = """
+CREATE INDEX IF NOT EXISTS pages_by_title ON pages(title);
+CREATE INDEX IF NOT EXISTS pages_by_lower_title ON pages(title_lower);
+CREATE INDEX IF NOT EXISTS redirects_by_lower_alias ON redirects(alias_lower);
+"""
+
+
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     if readonly:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
@@ -61,6 +68,10 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
         # WAL keeps a killed writer's committed batches and lets readers work alongside.
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
+        # A larger page cache keeps the title indexes in memory as the store grows (bounded).
+        conn.execute("PRAGMA cache_size=-262144")
+        # Checkpoint the WAL less often: each checkpoint rewrites scattered index pages.
+        conn.execute("PRAGMA wal_autocheckpoint=16384")
         conn.executescript(SCHEMA)
     return conn
 
@@ -148,6 +159,10 @@ class Store:
                 for i, passage in enumerate(text.split(SEPARATOR)):
                     if first + i > after_id:
                         yield first + i, title, passage
+
+    def create_lookup_indexes(self) -> None:
+        self.conn.executescript(LOOKUP_INDEXES)
+        self.conn.commit()
 
     def close(self) -> None:
         self.conn.commit()
