@@ -68,8 +68,6 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
         # WAL keeps a killed writer's committed batches and lets readers work alongside.
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
-        # A larger page cache keeps the title indexes in memory as the store grows (bounded).
-        conn.execute("PRAGMA cache_size=-262144")
         # Checkpoint the WAL less often: each checkpoint rewrites scattered index pages.
         conn.execute("PRAGMA wal_autocheckpoint=16384")
         conn.executescript(SCHEMA)
