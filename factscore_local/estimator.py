@@ -119,6 +119,10 @@ def read_bios(path: Path) -> Iterator[Bio]:
             )
 
 
+SLICE_GENERATE = 8  # prompts per stored slice of generations
+SLICE_TRUE_FALSE = 32  # prompts per stored slice of True/False scores
+
+
 class CachedLM:
     """Caches an LM's generations and True/False logits by model identity and prompt."""
 
@@ -133,10 +137,15 @@ class CachedLM:
     def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
         keys = [key_of("gen", self.model_id, p, max_new_tokens, stop) for p in prompts]
         found = {k: self.cache.get(k) for k in keys}
-        todo = [i for i, k in enumerate(keys) if found[k] is None]
-        if todo:
-            texts = self.lm.generate([prompts[i] for i in todo], max_new_tokens, stop)
-            new = {keys[i]: t for i, t in zip(todo, texts, strict=True)}
+        todo = sorted(
+            {keys[i]: i for i, k in enumerate(keys) if found[k] is None}.values(),
+            key=lambda i: prompts[i],
+        )
+        # In slices, each stored as soon as it is done: a killed run loses one slice at most.
+        for start in range(0, len(todo), SLICE_GENERATE):
+            part = todo[start : start + SLICE_GENERATE]
+            texts = self.lm.generate([prompts[i] for i in part], max_new_tokens, stop)
+            new = {keys[i]: t for i, t in zip(part, texts, strict=True)}
             self.cache.put_many("generate", new)
             found.update(new)
         return [found[k] for k in keys]
@@ -144,12 +153,17 @@ class CachedLM:
     def true_false(self, prompts: list[str]) -> list[tuple[float, float]]:
         keys = [key_of("tf", self.model_id, p) for p in prompts]
         found = {k: self.cache.get(k) for k in keys}
-        todo = [i for i, k in enumerate(keys) if found[k] is None]
-        if todo:
-            scores = self.lm.true_false([prompts[i] for i in todo])
+        # Sorted here too, so that slices hold neighbours that share prompt prefixes.
+        todo = sorted(
+            {keys[i]: i for i, k in enumerate(keys) if found[k] is None}.values(),
+            key=lambda i: prompts[i],
+        )
+        for start in range(0, len(todo), SLICE_TRUE_FALSE):
+            part = todo[start : start + SLICE_TRUE_FALSE]
+            scores = self.lm.true_false([prompts[i] for i in part])
             new = {
-                keys[i]: [float(s.true_logit), float(s.false_logit)]
-                for i, s in zip(todo, scores, strict=True)
+                keys[i]: [float(x.true_logit), float(x.false_logit)]
+                for i, x in zip(part, scores, strict=True)
             }
             self.cache.put_many("true_false", new)
             found.update(new)

@@ -81,6 +81,9 @@ class LocalLM(ABC):
         self.stats = LMStats()
         self._true_ids: list[int] = []
         self._false_ids: list[int] = []
+        # Ids behind the backend's KV cache after the last True/False call, so that the
+        # next call (the next slice of sorted prompts) can keep reusing it.
+        self._previous: list[int] = []
 
     # --- tokens -----------------------------------------------------------------------
     @abstractmethod
@@ -120,7 +123,7 @@ class LocalLM(ABC):
         encoded = [self.prompt_ids(p) for p in prompts]
         order = sorted(range(len(prompts)), key=lambda i: encoded[i])
         results: list[TrueFalse | None] = [None] * len(prompts)
-        previous: list[int] = []
+        previous = self._previous
         for i in order:
             ids = encoded[i]
             # Keep at least the last token to run, so there are fresh logits to read.
@@ -133,4 +136,5 @@ class LocalLM(ABC):
                 max(logits[t] for t in true_ids), max(logits[t] for t in false_ids)
             )
             previous = ids
+        self._previous = previous
         return results  # type: ignore[return-value]

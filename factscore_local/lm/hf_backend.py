@@ -51,6 +51,7 @@ class HFCausalLM(LocalLM):
         )
 
     def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
+        self._previous = []  # generation moves the KV cache away from the last prompt
         out = []
         for prompt in prompts:
             ids = self.torch.tensor([self.prompt_ids(prompt)])

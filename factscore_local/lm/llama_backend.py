@@ -55,6 +55,7 @@ class LlamaCppLM(LocalLM):
         return render_chat(self._template, user, bos=bos, eos=eos)
 
     def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
+        self._previous = []  # generation moves the KV cache away from the last prompt
         out = []
         for prompt in prompts:
             result = self.llm.create_completion(
