@@ -9,16 +9,7 @@ from pathlib import Path
 import click
 
 from factscore_local import __version__
-
-VERIFIER_CHOICES = (
-    "retrieve-lm",
-    "no-context-lm",
-    "np",
-    "retrieve-lm+np",
-    "always-supported",
-    "always-not-supported",
-    "random",
-)
+from factscore_local.estimator import VERIFIERS
 
 
 def _fail(message: str) -> None:
@@ -324,7 +315,7 @@ def models_list_cmd() -> None:
 )
 @click.option(
     "--verifier",
-    type=click.Choice(list(VERIFIER_CHOICES)),
+    type=click.Choice(list(VERIFIERS)),
     default="retrieve-lm",
     show_default=True,
 )

@@ -136,38 +136,44 @@ class CachedLM:
 
     def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
         keys = [key_of("gen", self.model_id, p, max_new_tokens, stop) for p in prompts]
-        found = {k: self.cache.get(k) for k in keys}
-        todo = sorted(
-            {keys[i]: i for i, k in enumerate(keys) if found[k] is None}.values(),
-            key=lambda i: prompts[i],
+        return self._cached(
+            "generate",
+            prompts,
+            keys,
+            SLICE_GENERATE,
+            lambda part: self.lm.generate(part, max_new_tokens, stop),
         )
-        # In slices, each stored as soon as it is done: a killed run loses one slice at most.
-        for start in range(0, len(todo), SLICE_GENERATE):
-            part = todo[start : start + SLICE_GENERATE]
-            texts = self.lm.generate([prompts[i] for i in part], max_new_tokens, stop)
-            new = {keys[i]: t for i, t in zip(part, texts, strict=True)}
-            self.cache.put_many("generate", new)
-            found.update(new)
-        return [found[k] for k in keys]
 
     def true_false(self, prompts: list[str]) -> list[tuple[float, float]]:
         keys = [key_of("tf", self.model_id, p) for p in prompts]
+        values = self._cached(
+            "true_false",
+            prompts,
+            keys,
+            SLICE_TRUE_FALSE,
+            lambda part: [
+                [float(x.true_logit), float(x.false_logit)] for x in self.lm.true_false(part)
+            ],
+        )
+        return [tuple(v) for v in values]
+
+    def _cached(self, kind: str, prompts: list[str], keys: list[str], slice_size: int, compute):
+        """Values for prompts, computing the missing ones in sorted slices (neighbours share
+        prompt prefixes); each slice is stored as soon as it is done, so a killed run loses
+        one slice at most."""
         found = {k: self.cache.get(k) for k in keys}
-        # Sorted here too, so that slices hold neighbours that share prompt prefixes.
         todo = sorted(
             {keys[i]: i for i, k in enumerate(keys) if found[k] is None}.values(),
             key=lambda i: prompts[i],
         )
-        for start in range(0, len(todo), SLICE_TRUE_FALSE):
-            part = todo[start : start + SLICE_TRUE_FALSE]
-            scores = self.lm.true_false([prompts[i] for i in part])
-            new = {
-                keys[i]: [float(x.true_logit), float(x.false_logit)]
-                for i, x in zip(part, scores, strict=True)
-            }
-            self.cache.put_many("true_false", new)
+        for start in range(0, len(todo), slice_size):
+            part = todo[start : start + slice_size]
+            new = dict(
+                zip([keys[i] for i in part], compute([prompts[i] for i in part]), strict=True)
+            )
+            self.cache.put_many(kind, new)
             found.update(new)
-        return [tuple(found[k]) for k in keys]
+        return [found[k] for k in keys]
 
 
 def model_identity(path: Path, backend: str) -> str:

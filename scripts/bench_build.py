@@ -8,7 +8,7 @@ Prints pages/s, passages/s, MB/s, peak RSS, stage timings, and the projected tim
 English Wikipedia (6.7M articles; FActScore's DB is about 20 GB) with and without BM25,
 taking the slower of the per-page and per-byte projections.
 
-    python scripts/bench_build.py --pages 20000 --work /tmp/fscore-bench
+    python scripts/bench_build.py --pages 20000 --work bench-out
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ def project_marginal(rows: list[tuple[dict, int]], label: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pages", type=int, default=20000)
-    ap.add_argument("--work", type=Path, default=Path("/tmp/fscore-bench"))
+    ap.add_argument("--work", type=Path, default=ROOT / "bench-out")
     ap.add_argument("--skip-xml", action="store_true")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)

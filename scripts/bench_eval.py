@@ -17,7 +17,7 @@ Every model result goes through a fresh memory-only cache, so nothing comes from
 runs. Output: one JSON line per measurement on stdout, then a summary (lines starting
 with "#"); progress goes to stderr.
 
-    python scripts/bench_eval.py --index /tmp/idx-db --lm qwen2.5-coder-0.5b-instruct-q4_k_m \
+    python scripts/bench_eval.py --index dev-index --lm qwen2.5-coder-0.5b-instruct-q4_k_m \
         --bios 1 --facts 12 --ref-facts 3
 """
 
