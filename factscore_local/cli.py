@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from factscore_local import __version__
-from factscore_local.estimator import VERIFIERS
+from factscore_local.estimator import DEFAULT_NP_MODEL, VERIFIERS
+from npm.np_prob import DEFAULT_NP_THRESHOLD
 
 
 def _fail(message: str) -> None:
@@ -207,7 +208,7 @@ def search_cmd(index_dir, query, k, method, title) -> None:
 def demo_cmd(out, lm) -> None:
     """Build an index from the embedded dump excerpt, look a page up, and estimate
     FActScore of the project's demo bios (data/demo_bios.jsonl)."""
-    from factscore_local.estimator import Estimator, EvalConfig, read_bios
+    from factscore_local.estimator import Estimator, EvalConfig, read_bios, summarize
     from index.builder import BuildOptions, build_index
     from index.demo_data import find_dump
     from index.reader import KnowledgeSource
@@ -235,7 +236,7 @@ def demo_cmd(out, lm) -> None:
     )
     estimator = Estimator(EvalConfig(index=out, lm=lm, cache=out / "eval-cache.db"))
     out_file = out / "demo_bios.scored.jsonl"
-    summary = estimator.run(bios, out_file)
+    summary = summarize(estimator.run(bios, out_file))
     for line in out_file.read_text().splitlines():
         row = json.loads(line)
         if "error" in row:
@@ -284,163 +285,197 @@ def models_list_cmd() -> None:
         click.echo(f"    {path if path else 'not installed'}")
 
 
+ESTIMATOR_OPTIONS = [
+    click.option(
+        "--index",
+        "index_dir",
+        required=True,
+        type=click.Path(path_type=Path),
+        help="Index directory built by build-index.",
+    ),
+    click.option(
+        "--input",
+        "inputs",
+        required=True,
+        multiple=True,
+        type=click.Path(path_type=Path),
+        help="JSONL with 'topic' and 'output' per line (FActScore's format); repeatable, "
+        "one file per subject LM.",
+    ),
+    click.option("--lm", default=None, help="Embedded model name, a GGUF file or an HF directory."),
+    click.option(
+        "--lm-backend",
+        type=click.Choice(["auto", "llama.cpp", "transformers"]),
+        default="auto",
+        show_default=True,
+    ),
+    click.option(
+        "--verifier", type=click.Choice(list(VERIFIERS)), default="retrieve-lm", show_default=True
+    ),
+    click.option(
+        "--retrieval", type=click.Choice(["bm25", "dense"]), default="bm25", show_default=True
+    ),
+    click.option("--k", default=5, show_default=True, help="Passages per fact for the LM."),
+    click.option(
+        "--np-model",
+        default=None,
+        help="NP scorer: a local masked-LM directory (e.g. npm-single), 'minilm' (the embedded "
+        f"encoder) or 'lm' (the causal LM's token probabilities); default: {DEFAULT_NP_MODEL}.",
+    ),
+    click.option("--np-threshold", default=DEFAULT_NP_THRESHOLD, show_default=True),
+    click.option(
+        "--margin",
+        default=0.0,
+        show_default=True,
+        help="Supported when logit(True) - logit(False) exceeds this.",
+    ),
+    click.option(
+        "--settings",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Thresholds written by 'fscore calibrate' (explicit options win).",
+    ),
+    click.option(
+        "--abstain",
+        type=click.Choice(["generic", "perplexity_ai", "none"]),
+        default="generic",
+        show_default=True,
+    ),
+    click.option(
+        "--demos",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Decomposition demonstrations {sentence: [facts]}; default: data/demos.json.",
+    ),
+    click.option(
+        "--passage-order",
+        type=click.Choice(["page", "rank"]),
+        default="page",
+        show_default=True,
+        help="Order of the passages in the prompt: 'page' (shares more prompt prefix between "
+        "facts, faster) or 'rank' (FActScore's: best passage last).",
+    ),
+    click.option(
+        "--decompose-prompt",
+        type=click.Choice(["ours", "reference"]),
+        default="ours",
+        show_default=True,
+        help="'reference': FActScore's instruction text verbatim, no bullet prime (with "
+        "--demos demons.json, its exact prompts).",
+    ),
+    click.option(
+        "--use-atomic-facts",
+        is_flag=True,
+        help="Take 'model-atomic-facts' from labeled input instead of decomposing.",
+    ),
+    click.option(
+        "--cache",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="SQLite cache of model results (default: <index>/eval-cache.db).",
+    ),
+    click.option("--seed", default=0, show_default=True, help="Seed of the random verifier."),
+    click.option(
+        "--n-samples",
+        default=None,
+        type=click.IntRange(min=1),
+        help="Only the first N bios of each file.",
+    ),
+    click.option(
+        "--topic-half",
+        type=click.IntRange(0, 1),
+        default=None,
+        help="Only the topics of this half (0 or 1) of a fixed split: fit on one, measure "
+        "on the other.",
+    ),
+    click.option("--quiet", is_flag=True),
+]
+
+
+def estimator_options(command):
+    for option in reversed(ESTIMATOR_OPTIONS):
+        command = option(command)
+    return command
+
+
+def _config_and_bios(ctx: click.Context, opts: dict, gamma: float = 10.0, validate: bool = True):
+    """EvalConfig and bios from the shared options; a settings file fills what was not given."""
+    from factscore_local.estimator import EvalConfig, read_bios
+    from factscore_local.validation import topic_half
+
+    index_dir = opts["index_dir"]
+    if not (index_dir / "manifest.json").exists():
+        _fail(f"{index_dir} is not an index directory (no manifest.json); run build-index")
+    if opts["settings"] is not None:
+        from factscore_local.calibration import read_settings
+
+        try:
+            settings = read_settings(opts["settings"])
+        except ValueError as exc:
+            _fail(str(exc))
+        for key in ("verifier", "margin", "np_threshold", "np_model"):
+            given = ctx.get_parameter_source(key) == click.core.ParameterSource.COMMANDLINE
+            if key in settings and not given:
+                opts[key] = settings[key]
+    config = EvalConfig(
+        index=index_dir,
+        lm=opts["lm"],
+        backend=opts["lm_backend"],
+        verifier=opts["verifier"],
+        retrieval=opts["retrieval"],
+        k=opts["k"],
+        np_model=opts["np_model"],
+        np_threshold=opts["np_threshold"],
+        margin=opts["margin"],
+        gamma=gamma,
+        abstain=None if opts["abstain"] == "none" else opts["abstain"],
+        demos=opts["demos"],
+        decompose_prompt=opts["decompose_prompt"],
+        passage_order=opts["passage_order"],
+        use_atomic_facts=opts["use_atomic_facts"],
+        cache=opts["cache"] or index_dir / "eval-cache.db",
+        seed=opts["seed"],
+        validate=validate,
+    )
+    bios = []
+    for path in opts["inputs"]:
+        file_bios = list(read_bios(path))
+        if opts["topic_half"] is not None:
+            file_bios = [b for b in file_bios if topic_half(b.topic) == opts["topic_half"]]
+        n = opts["n_samples"]
+        bios.extend(file_bios[:n] if n else file_bios)
+    return config, bios
+
+
 @main.command("eval")
-@click.option(
-    "--index",
-    "index_dir",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Index directory built by build-index.",
-)
-@click.option(
-    "--input",
-    "inputs",
-    required=True,
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="JSONL with 'topic' and 'output' per line (FActScore's format).",
-)
+@estimator_options
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
     default=None,
     help="Where to write one JSON line per bio.",
 )
-@click.option("--lm", default=None, help="Embedded model name, a GGUF file or an HF directory.")
-@click.option(
-    "--lm-backend",
-    type=click.Choice(["auto", "llama.cpp", "transformers"]),
-    default="auto",
-    show_default=True,
-)
-@click.option(
-    "--verifier",
-    type=click.Choice(list(VERIFIERS)),
-    default="retrieve-lm",
-    show_default=True,
-)
-@click.option(
-    "--retrieval", type=click.Choice(["bm25", "dense"]), default="bm25", show_default=True
-)
-@click.option("--k", default=5, show_default=True, help="Passages per fact for the LM.")
-@click.option(
-    "--np-model",
-    default=None,
-    help="Local masked-LM directory for NP; default: the embedded MiniLM encoder.",
-)
-@click.option("--np-threshold", default=0.3, show_default=True)
-@click.option(
-    "--margin",
-    default=0.0,
-    show_default=True,
-    help="Supported when logit(True) - logit(False) exceeds this.",
-)
 @click.option("--gamma", default=10.0, show_default=True, help="Length penalty; 0 disables.")
 @click.option(
-    "--abstain",
-    type=click.Choice(["generic", "perplexity_ai", "none"]),
-    default="generic",
+    "--validate/--no-validate",
+    default=True,
     show_default=True,
-)
-@click.option(
-    "--demos",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Decomposition demonstrations {sentence: [facts]}; default: data/demos.json.",
-)
-@click.option(
-    "--passage-order",
-    type=click.Choice(["page", "rank"]),
-    default="page",
-    show_default=True,
-    help="Order of the passages in the prompt: 'page' (shares more prompt prefix between "
-    "facts, faster) or 'rank' (FActScore's: best passage last).",
-)
-@click.option(
-    "--decompose-prompt",
-    type=click.Choice(["ours", "reference"]),
-    default="ours",
-    show_default=True,
-    help="'reference': FActScore's instruction text verbatim, no bullet prime (with --demos "
-    "demons.json, its exact prompts).",
-)
-@click.option(
-    "--use-atomic-facts",
-    is_flag=True,
-    help="Take 'model-atomic-facts' from labeled input instead of decomposing.",
-)
-@click.option(
-    "--cache",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="SQLite cache of model results (default: <index>/eval-cache.db).",
-)
-@click.option("--seed", default=0, show_default=True, help="Seed of the random verifier.")
-@click.option(
-    "--n-samples",
-    default=None,
-    type=click.IntRange(min=1),
-    help="Only the first N bios of each file.",
+    help="With labeled input, also verify the human atomic facts and report ER and F1.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-@click.option("--quiet", is_flag=True)
-def eval_cmd(
-    index_dir,
-    inputs,
-    out,
-    lm,
-    lm_backend,
-    verifier,
-    retrieval,
-    k,
-    np_model,
-    np_threshold,
-    margin,
-    gamma,
-    abstain,
-    demos,
-    passage_order,
-    decompose_prompt,
-    use_atomic_facts,
-    cache,
-    seed,
-    n_samples,
-    as_json,
-    quiet,
-) -> None:
+@click.pass_context
+def eval_cmd(ctx, out, gamma, validate, as_json, **opts) -> None:
     """Estimate FActScore of the generations in --input."""
-    from factscore_local.estimator import Estimator, EvalConfig, InputError, read_bios
+    from factscore_local.estimator import Estimator, InputError, summarize
+    from factscore_local.validation import validate_rows
 
-    if not (index_dir / "manifest.json").exists():
-        _fail(f"{index_dir} is not an index directory (no manifest.json); run build-index")
-    config = EvalConfig(
-        index=index_dir,
-        lm=lm,
-        backend=lm_backend,
-        verifier=verifier,
-        retrieval=retrieval,
-        k=k,
-        np_model=np_model,
-        np_threshold=np_threshold,
-        margin=margin,
-        gamma=gamma,
-        abstain=None if abstain == "none" else abstain,
-        demos=demos,
-        decompose_prompt=decompose_prompt,
-        passage_order=passage_order,
-        use_atomic_facts=use_atomic_facts,
-        cache=cache or index_dir / "eval-cache.db",
-        seed=seed,
-    )
-    bios = []
     try:
-        for path in inputs:
-            file_bios = list(read_bios(path))
-            bios.extend(file_bios[:n_samples] if n_samples else file_bios)
-        estimator = Estimator(config)
-        summary = estimator.run(bios, out, progress=not quiet)
+        config, bios = _config_and_bios(ctx, opts, gamma, validate)
+        rows = Estimator(config).run(bios, out, progress=not opts["quiet"])
     except (InputError, FileNotFoundError, ValueError, RuntimeError) as exc:
         _fail(str(exc))
+    summary = summarize(rows)
+    validation = validate_rows(rows) if validate else None
     if as_json:
         keys = (
             "score",
@@ -451,9 +486,74 @@ def eval_cmd(
             "n_facts",
             "n_errors",
         )
-        click.echo(json.dumps({key: summary.get(key) for key in keys}))
+        result = {key: summary.get(key) for key in keys}
+        if validation:
+            pooled = validation["pooled"]
+            for key in VALIDATION_KEYS:
+                result[key] = pooled[key]
+            result["subjects"] = validation["subjects"]
+            result["ranking_kept"] = validation["ranking_kept"]
+        click.echo(json.dumps(result))
         return
-    _print_summary(summary, verifier)
+    _print_summary(summary, config.verifier)
+    if validation:
+        _print_validation(validation)
+
+
+VALIDATION_KEYS = (
+    "human_score",
+    "error_rate",
+    "f1_micro",
+    "f1_micro_ir_excluded",
+    "precision",
+    "recall",
+    "bio_mae",
+)
+
+
+@main.command("calibrate")
+@estimator_options
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Settings file to write (JSON), for 'fscore eval --settings'.",
+)
+@click.option(
+    "--objective",
+    type=click.Choice(["er", "f1"]),
+    default="er",
+    show_default=True,
+    help="'er': mean error rate over the input files; 'f1': micro-F1 on not-supported facts.",
+)
+@click.pass_context
+def calibrate_cmd(ctx, out, objective, **opts) -> None:
+    """Fit the verifier's thresholds (margin, NP) on human-labeled bios."""
+    from factscore_local.calibration import collect, fit, write_settings
+    from factscore_local.estimator import Estimator, InputError
+
+    try:
+        config, bios = _config_and_bios(ctx, opts, validate=True)
+        rows = Estimator(config).run(bios, None, progress=not opts["quiet"])
+        settings = fit(
+            collect(rows), config.verifier, objective, config.margin, config.np_threshold
+        )
+    except (InputError, FileNotFoundError, ValueError, RuntimeError) as exc:
+        _fail(str(exc))
+    settings["np_model"] = config.np_model or DEFAULT_NP_MODEL
+    settings["lm"] = config.lm
+    settings["fitted_on"] = {
+        "inputs": [str(p) for p in opts["inputs"]],
+        "topic_half": opts["topic_half"],
+        "use_atomic_facts": config.use_atomic_facts,
+    }
+    write_settings(out, settings)
+    click.echo(
+        f"{config.verifier}: margin > {settings['margin']}, NP > {settings['np_threshold']} "
+        f"(objective {objective}; on {settings['n_bios']} bios: ER "
+        f"{settings['defaults']['error_rate']} -> {settings['fit']['error_rate']}, F1 "
+        f"{settings['defaults']['f1_micro']} -> {settings['fit']['f1_micro']}); wrote {out}"
+    )
 
 
 def _print_summary(summary: dict, verifier: str) -> None:
@@ -471,6 +571,31 @@ def _print_summary(summary: dict, verifier: str) -> None:
     )
     if summary["n_errors"]:
         click.echo(f"{summary['n_errors']} bio(s) could not be evaluated; see 'error' in --out")
+
+
+def _print_validation(validation: dict) -> None:
+    click.echo(
+        "\nagainst the human labels (FActScore without length penalty; ER in points; F1 on "
+        "not-supported human facts, IR counted as not supported / IR left out):"
+    )
+    click.echo(
+        f"{'subject':<16}{'human':>7}{'estim.':>8}{'ER':>6}{'  ER 95% CI':<16}"
+        f"{'F1':>6}{'P':>6}{'R':>6}{'F1-IR':>7}{'bio MAE':>9}"
+    )
+    rows = dict(validation["subjects"])
+    if len(rows) > 1:
+        rows["(all)"] = validation["pooled"]
+    for name, r in rows.items():
+        lo, hi = r.get("error_rate_ci95", [float("nan")] * 2)
+        click.echo(
+            f"{name[:15]:<16}{r['human_score']:>7.1f}{r['estimated_score']:>8.1f}"
+            f"{r['error_rate']:>5.1f}{r['mark'] or ' '}  [{lo:.1f}, {hi:.1f}]".ljust(53)
+            + f"{r['f1_micro']:>6.1f}{r['precision']:>6.1f}{r['recall']:>6.1f}"
+            f"{r['f1_micro_ir_excluded']:>7.1f}{r['bio_mae']:>9.1f}"
+        )
+    if validation["ranking_kept"] is not None:
+        kept = "kept" if validation["ranking_kept"] else "NOT kept"
+        click.echo(f"ranking of the subjects by FActScore: {kept}")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from pathlib import Path
 from factscore_local.abstain import is_abstained
 from factscore_local.cache import ResultCache, key_of
 from factscore_local.scoring import aggregate, score_bio
+from factscore_local.validation import HumanFact, human_bio_score, human_facts
 from factscore_local.verify_prompt import no_context_prompt, retrieve_lm_prompt
 
 VERIFIERS = (
@@ -28,6 +29,8 @@ VERIFIERS = (
     "always-not-supported",
     "random",
 )
+# NP's default scorer, chosen by measurement on the dev labels (BENCHMARKS.md).
+DEFAULT_NP_MODEL = "minilm"
 LM_VERIFIERS = {"retrieve-lm", "no-context-lm", "retrieve-lm+np"}
 NP_VERIFIERS = {"np", "retrieve-lm+np"}
 
@@ -60,6 +63,9 @@ class EvalConfig:
     cache: Path | None = None
     seed: int = 0
     chunk_bios: int = 4
+    # Bios whose lines carry FActScore's annotations also get their human atomic facts
+    # verified, for micro-F1 against the human labels.
+    validate: bool = True
     threads: int | None = None
 
 
@@ -226,16 +232,24 @@ class Estimator:
         return self._decomposer
 
     def np_scorer(self):
+        """NP's scorer: a masked-LM directory (NPM's math), "minilm" (the embedded encoder
+        with NPM's math), or "lm" (the causal-LM stand-in with the verifier's LM)."""
         if self._np is None:
-            from npm import NPScorer
+            spec = self.config.np_model or DEFAULT_NP_MODEL
+            if spec == "lm":
+                from npm.causal_np import CausalNPScorer
 
-            spec = self.config.np_model
-            if spec in (None, "minilm"):
-                from index.models import minilm_path
+                self._np = CausalNPScorer(self.lm().lm)
+                self._np_id = f"causal|{self.lm().model_id}"
+            else:
+                from npm import NPScorer
 
-                spec = str(minilm_path())
-            self._np = NPScorer(spec)
-            self._np_id = Path(spec).name
+                if spec == "minilm":
+                    from index.models import minilm_path
+
+                    spec = str(minilm_path())
+                self._np = NPScorer(spec)
+                self._np_id = Path(spec).name
         return self._np
 
     # --- the pipeline -------------------------------------------------------------------
@@ -287,17 +301,28 @@ class Estimator:
             bio.record["_title"] = resolution.title
             ready.append(bio)
         facts = self.atomic_facts(ready)
-        # Every fact of the chunk, verified together (one batched LM call).
+        human = self.human_facts(ready)
+        # Every fact of the chunk, the human atomic facts of labeled bios included, verified
+        # together (one batched LM call: facts of a page share their prompt prefixes).
         items = [
             (bio, sentence, atom)
             for bio in ready
             if not bio.error and facts.get(id(bio))
             for sentence, atom in facts[id(bio)]
         ]
-        decisions = self.verify([(b.record["_title"], b.topic, a) for b, _, a in items])
+        human_items = [(bio, f) for bio in ready if not bio.error for f in human.get(id(bio), [])]
+        decisions = self.verify(
+            [(b.record["_title"], b.topic, a) for b, _, a in items]
+            + [(b.record["_title"], b.topic, f.text) for b, f in human_items]
+        )
         by_bio: dict[int, list[dict]] = {}
-        for (bio, sentence, atom), decision in zip(items, decisions, strict=True):
+        for (bio, sentence, atom), decision in zip(items, decisions[: len(items)], strict=True):
             by_bio.setdefault(id(bio), []).append({"atom": atom, "sentence": sentence, **decision})
+        human_by_bio: dict[int, list[dict]] = {}
+        for (bio, fact), decision in zip(human_items, decisions[len(items) :], strict=True):
+            human_by_bio.setdefault(id(bio), []).append(
+                {"atom": fact.text, "label": fact.label, **decision}
+            )
         out = []
         for bio in bios:
             row = {"line": bio.line, "topic": bio.topic, "source": bio.source}
@@ -317,6 +342,28 @@ class Estimator:
                     "decisions": bio_decisions or [],
                 }
             )
+            if id(bio) in human:
+                bio_human = human_bio_score(bio.annotations)
+                out[-1]["human"] = {
+                    "score": bio_human[0] if bio_human else None,
+                    "n_facts": bio_human[1] if bio_human else 0,
+                    "facts": human_by_bio.get(id(bio), []),
+                }
+        return out
+
+    def human_facts(self, bios: list[Bio]) -> dict[int, list[HumanFact]]:
+        """id(bio) -> its human atomic facts, for bios whose line carries annotations."""
+        out: dict[int, list[HumanFact]] = {}
+        if not self.config.validate:
+            return out
+        for bio in bios:
+            if bio.error or not bio.has_annotations_key:
+                continue
+            try:
+                out[id(bio)] = human_facts(bio.annotations)
+                human_bio_score(bio.annotations)
+            except (AttributeError, KeyError, TypeError):
+                bio.error = "malformed 'annotations' (expected FActScore's labeled format)"
         return out
 
     def verify(self, items: list[tuple[str, str, str]]) -> list[dict]:
@@ -359,26 +406,45 @@ class Estimator:
                 results[i]["margin"] = round(t - f, 4)
                 results[i]["is_supported"] = (t - f) > cfg.margin
         if cfg.verifier in NP_VERIFIERS:
-            for i, (title, topic, atom) in enumerate(items):
-                if cfg.verifier == "retrieve-lm+np" and not results[i]["is_supported"]:
-                    continue  # NP is consulted only when the LM said supported
-                prob = self.np_probability(title, topic, atom)
+            # NP of every fact, also where the LM already said "not supported": the value is
+            # recorded, so calibration can fit both thresholds from one run.
+            probs = self.np_probabilities(items)
+            for i, prob in enumerate(probs):
                 results[i]["np"] = round(prob, 4)
-                results[i]["is_supported"] = prob > cfg.np_threshold
+                np_says = prob > cfg.np_threshold
+                if cfg.verifier == "np":
+                    results[i]["is_supported"] = np_says
+                else:  # supported only if both say so
+                    results[i]["is_supported"] = results[i]["is_supported"] and np_says
         return results
 
-    def np_probability(self, title: str, topic: str, atom: str) -> float:
-        hits = self.ks.search_page(title, f"{topic} {atom}", k=self.config.np_k, method="bm25")
-        passages = [h.passage.text.strip() for h in hits]
+    def np_probabilities(self, items: list[tuple[str, str, str]]) -> list[float]:
+        """NP of each (page title, topic, atom) against the page's BM25 top-np_k passages."""
         scorer = self.np_scorer()
-        key = key_of("np", self._np_id, atom, passages)
-        value = self.cache.get(key)
-        if value is None:
-            value = float(scorer.probability(atom, passages))
-            self.cache.put_many("np", {key: value})
-        return value
+        inputs, keys = [], []
+        for title, topic, atom in items:
+            hits = self.ks.search_page(title, f"{topic} {atom}", k=self.config.np_k, method="bm25")
+            passages = [h.passage.text.strip() for h in hits]
+            inputs.append((atom, passages))
+            keys.append(key_of("np", self._np_id, atom, passages))
+        found = {k: self.cache.get(k) for k in keys}
+        todo = list({k: i for i, k in enumerate(keys) if found[k] is None}.values())
+        if hasattr(scorer, "probabilities"):  # the causal stand-in batches (shared prefixes)
+            for start in range(0, len(todo), SLICE_TRUE_FALSE):
+                part = todo[start : start + SLICE_TRUE_FALSE]
+                values = scorer.probabilities([inputs[i] for i in part])
+                new = {keys[i]: float(v) for i, v in zip(part, values, strict=True)}
+                self.cache.put_many("np", new)
+                found.update(new)
+        else:
+            for i in todo:
+                value = float(scorer.probability(*inputs[i]))
+                self.cache.put_many("np", {keys[i]: value})
+                found[keys[i]] = value
+        return [found[k] for k in keys]
 
-    def run(self, bios: list[Bio], out_path: Path | None, progress: bool = True) -> dict:
+    def run(self, bios: list[Bio], out_path: Path | None, progress: bool = True) -> list[dict]:
+        """Evaluates bios chunk by chunk, writing a line per bio as it goes; returns the rows."""
         from tqdm import tqdm
 
         rows: list[dict] = []
@@ -398,7 +464,7 @@ class Estimator:
             bar.close()
             if handle:
                 handle.close()
-        return summarize(rows)
+        return rows
 
 
 def summarize(rows: list[dict]) -> dict:

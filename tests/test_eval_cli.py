@@ -30,6 +30,17 @@ SUMMARY_KEYS = {
     "n_facts",
     "n_errors",
 }
+VALIDATION_KEYS = {
+    "human_score",
+    "error_rate",
+    "f1_micro",
+    "f1_micro_ir_excluded",
+    "precision",
+    "recall",
+    "bio_mae",
+    "subjects",
+    "ranking_kept",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -96,7 +107,9 @@ def test_always_supported_and_not_supported(db_index, tmp_path, labeled):
     yes = summary_of(
         run_eval(db_index, tmp_path, src, *common, "--verifier", "always-supported", "--gamma", "0")
     )
-    assert set(yes) == SUMMARY_KEYS
+    assert set(yes) == SUMMARY_KEYS | VALIDATION_KEYS  # labeled input: validated too
+    assert yes["error_rate"] == pytest.approx(100 - yes["human_score"], abs=0.01)
+    assert yes["f1_micro"] == 0.0 and yes["recall"] == 0.0
     assert yes["score"] == 1.0 and yes["init_score"] == 1.0
     assert yes["respond_ratio"] == 1.0
     assert yes["n_bios"] == 5 and yes["n_errors"] == 0

@@ -12,6 +12,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
+import numpy as np
+
 TRUE_WORDS = ("True", " True", "true", " true")
 FALSE_WORDS = ("False", " False", "false", " false")
 
@@ -114,9 +116,14 @@ class LocalLM(ABC):
         """Greedy continuations, cut at the first stop string."""
 
     @abstractmethod
-    def _next_token_logits(self, ids: list[int], reuse: int) -> list[float]:
-        """Logits after ``ids``; the backend's cache holds a prefix of length >= ``reuse``
-        from the previous call, which it may keep."""
+    def _tail_logits(self, ids: list[int], reuse: int, n: int) -> np.ndarray:
+        """Logits (n, vocab) after each of the last ``n`` positions of ``ids``. The backend's
+        cache holds a prefix of length >= ``reuse`` (<= len(ids) - n) from the previous call,
+        which it may keep; everything after it is evaluated."""
+
+    def _next_token_logits(self, ids: list[int], reuse: int) -> np.ndarray:
+        """Logits after ``ids`` (the next token's)."""
+        return self._tail_logits(ids, reuse, 1)[0]
 
     def true_false(self, prompts: list[str]) -> list[TrueFalse]:
         true_ids, false_ids = self.label_ids()
@@ -135,6 +142,33 @@ class LocalLM(ABC):
             results[i] = TrueFalse(
                 max(logits[t] for t in true_ids), max(logits[t] for t in false_ids)
             )
+            previous = ids
+        self._previous = previous
+        return results  # type: ignore[return-value]
+
+    def token_logprobs(self, pairs: list[tuple[list[int], list[int]]]) -> list[np.ndarray]:
+        """For (context ids, continuation ids) pairs: log P(continuation[j] | context,
+        continuation[:j]) for every j, from one teacher-forced pass per pair. Pairs are run
+        sorted, reusing the KV cache of the prefix shared with the previous pair, so a
+        context shared by many continuations is evaluated once."""
+        runs = []
+        for context, continuation in pairs:
+            if not context or not continuation:
+                raise ValueError("token_logprobs needs a non-empty context and continuation")
+            runs.append(context + continuation[:-1])  # the last token is never input
+        order = sorted(range(len(pairs)), key=lambda i: runs[i])
+        results: list[np.ndarray | None] = [None] * len(pairs)
+        previous = self._previous
+        for i in order:
+            ids, gold = runs[i], pairs[i][1]
+            n = len(gold)
+            reuse = min(common_prefix(previous, ids), len(ids) - n)
+            logits = np.asarray(self._tail_logits(ids, reuse, n), dtype=np.float64)
+            top = logits.max(axis=1, keepdims=True)
+            log_norm = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
+            results[i] = logits[np.arange(n), gold] - log_norm
+            self.stats.prompt_tokens += len(ids)
+            self.stats.evaluated_tokens += len(ids) - reuse
             previous = ids
         self._previous = previous
         return results  # type: ignore[return-value]

@@ -72,7 +72,7 @@ class HFCausalLM(LocalLM):
             out.append(cut_at_stop(text, stop))
         return out
 
-    def _next_token_logits(self, ids: list[int], reuse: int) -> list[float]:
+    def _tail_logits(self, ids: list[int], reuse: int, n: int):
         from transformers import DynamicCache
 
         torch = self.torch
@@ -91,4 +91,4 @@ class HFCausalLM(LocalLM):
             )
         self._cache = out.past_key_values
         self._cached_len = len(ids)
-        return out.logits[0, -1].float().tolist()
+        return out.logits[0, -n:].float().numpy()

@@ -70,13 +70,29 @@ class LlamaCppLM(LocalLM):
             out.append(cut_at_stop(result["choices"][0]["text"], stop))
         return out
 
-    def _next_token_logits(self, ids: list[int], reuse: int) -> np.ndarray:
+    def _tail_logits(self, ids: list[int], reuse: int, n: int) -> np.ndarray:
         llm = self.llm
         # Only what differs from the cached prefix is evaluated; eval() drops the rest.
         cached = llm.n_tokens
         if reuse > cached or list(llm.input_ids[:reuse]) != ids[:reuse]:
             reuse = 0
         llm.n_tokens = reuse
-        llm.eval(ids[reuse:])
-        pointer = self._lib.llama_get_logits_ith(llm._ctx.ctx, -1)
-        return np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)).copy()
+        head, tail = ids[reuse : len(ids) - n], ids[len(ids) - n :]
+        if head:
+            llm.eval(head)
+        # The tail goes in batches that ask for logits at every position (eval() keeps
+        # only the last one unless the whole context was made with logits_all).
+        llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
+        rows = []
+        vocab = llm.n_vocab()
+        for start in range(0, n, llm.n_batch):
+            part = tail[start : start + llm.n_batch]
+            past = llm.n_tokens
+            llm._batch.set_batch(batch=part, n_past=past, logits_all=True)
+            llm._ctx.decode(llm._batch)
+            llm.input_ids[past : past + len(part)] = part
+            llm.n_tokens += len(part)
+            for j in range(len(part)):
+                pointer = self._lib.llama_get_logits_ith(llm._ctx.ctx, j)
+                rows.append(np.ctypeslib.as_array(pointer, shape=(vocab,)).copy())
+        return np.stack(rows)

@@ -1,0 +1,65 @@
+"""Per-token log-probabilities with KV reuse, and the causal-LM NP stand-in (real small LM)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from factscore_local.lm import load_lm
+from factscore_local.model_store import SMALL_LM, installed_path
+from npm.causal_np import CausalNPScorer
+
+pytestmark = pytest.mark.slow
+
+PASSAGE = (
+    "Marie Curie was a Polish and naturalised-French physicist and chemist who conducted "
+    "pioneering research on radioactivity. She was born in Warsaw in 1867."
+)
+
+
+@pytest.fixture(scope="module")
+def small_lm():
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    return load_lm(SMALL_LM, threads=2, n_ctx=1024)
+
+
+def fresh_logprobs(lm, context: list[int], continuation: list[int]) -> np.ndarray:
+    """The same quantity one token at a time, every prompt evaluated from scratch."""
+    out = []
+    for j, gold in enumerate(continuation):
+        logits = np.asarray(lm._next_token_logits(context + continuation[:j], 0), np.float64)
+        out.append(logits[gold] - np.log(np.exp(logits - logits.max()).sum()) - logits.max())
+    return np.array(out)
+
+
+def test_token_logprobs_match_stepwise_and_reuse_prefix(small_lm):
+    context = small_lm.prompt_ids(PASSAGE + "\n\nA statement:")
+    facts = [small_lm.tokenize(" She was born in Warsaw."), small_lm.tokenize(" She was a chef.")]
+    expected = [fresh_logprobs(small_lm, context, f) for f in facts]
+    before = small_lm.stats.evaluated_tokens
+    got = small_lm.token_logprobs([(context, f) for f in facts])
+    for g, e, f in zip(got, expected, facts, strict=True):
+        assert g.shape == (len(f),)
+        assert np.all(g <= 0)
+        np.testing.assert_allclose(g, e, atol=0.15)  # batched vs single-token kernels
+    # The shared context was evaluated once: the second fact ran only its own tokens.
+    evaluated = small_lm.stats.evaluated_tokens - before
+    assert evaluated < len(context) + 2 * max(map(len, facts))
+
+
+def test_causal_np_prefers_supported_tokens(small_lm):
+    scorer = CausalNPScorer(small_lm)
+    supported, unsupported, empty = scorer.probabilities(
+        [
+            ("Marie Curie was born in Warsaw.", [PASSAGE]),
+            ("Marie Curie was born in Lisbon.", [PASSAGE]),
+            ("the of and.", [PASSAGE]),
+        ]
+    )
+    assert 0 < unsupported < supported <= 1
+    assert empty == 0.0  # only stopwords: nothing to check
+    # Same value alone as in a batch (decisions must not depend on the neighbours).
+    assert scorer.probability("Marie Curie was born in Warsaw.", [PASSAGE]) == pytest.approx(
+        supported, abs=0.02
+    )

@@ -1,0 +1,159 @@
+"""Validation against human labels: the paper's human FActScore, ER, micro-F1, calibration.
+
+LM-free: human scores come from the labeled dev files, and the estimator side uses the
+trivial verifiers, whose ER and F1 are known in closed form.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from factscore_local.calibration import SubjectFacts, estimated_score, fit, read_settings
+from factscore_local.cli import main
+from factscore_local.validation import (
+    BioResult,
+    f1_not_supported,
+    human_bio_score,
+    human_facts,
+    mark,
+    ranking_kept,
+    report,
+    topic_half,
+)
+from tests.conftest import SHARED, require
+
+DEV = SHARED / "factscore" / "labeled-dev"
+SUBJECTS = ("ChatGPT", "InstructGPT", "PerplexityAI")
+# The paper's definition on the dev files (data README): score, responding bios, facts.
+EXPECTED = {
+    "ChatGPT": (59.7, 98, 3412),
+    "InstructGPT": (50.5, 97, 2626),
+    "PerplexityAI": (74.8, 93, 3978),
+}
+
+
+def load(subject: str) -> list[dict]:
+    path = require(DEV / f"{subject}.jsonl")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("subject", SUBJECTS)
+def test_human_factscore_matches_the_paper_definition(subject):
+    scores = [human_bio_score(r["annotations"]) for r in load(subject)]
+    responding = [s for s in scores if s is not None]
+    score, n_bios, n_facts = EXPECTED[subject]
+    assert len(responding) == n_bios
+    assert sum(n for _, n in responding) == n_facts
+    assert round(100 * np.mean([s for s, _ in responding]), 1) == score
+
+
+def test_irrelevant_sentences_count_their_model_facts_as_not_supported():
+    annotations = [
+        {"text": "A.", "human-atomic-facts": [{"text": "a", "label": "S"}]},
+        {"text": "B.", "human-atomic-facts": None, "model-atomic-facts": [{"text": "b"}] * 3},
+        {"text": "C.", "human-atomic-facts": [{"text": "c", "label": "IR"}]},
+    ]
+    assert human_bio_score(annotations) == (0.2, 5)
+    assert [f.label for f in human_facts(annotations)] == ["S", "IR"]
+    assert human_bio_score(None) is None
+
+
+def test_f1_conventions():
+    pairs = [("S", True), ("S", False), ("NS", False), ("NS", True), ("IR", False)]
+    with_ir = f1_not_supported(pairs, ir_as_ns=True)
+    assert (with_ir.precision, with_ir.recall) == (2 / 3, 2 / 3)
+    without = f1_not_supported(pairs, ir_as_ns=False)
+    assert (without.precision, without.recall, without.n_facts) == (0.5, 0.5, 4)
+    assert f1_not_supported([("S", True)]).f1 == 0.0
+
+
+def test_marks_ranking_and_split():
+    assert (mark(70, 60), mark(50, 60), mark(63, 60)) == ("+", "-", "")
+    assert ranking_kept({"a": 1, "b": 2}, {"a": 10, "b": 20})
+    assert not ranking_kept({"a": 1, "b": 2}, {"a": 30, "b": 20})
+    assert not ranking_kept({"a": 1, "b": 2}, {"a": 0, "b": 0})
+    halves = [topic_half(r["topic"]) for r in load("ChatGPT")]
+    assert 30 < sum(halves) < 68  # both halves well filled
+
+
+def test_report_bootstrap_interval_contains_the_point_estimate():
+    rng = np.random.default_rng(0)
+    bios = [
+        BioResult(f"t{i}", h, min(1.0, h + 0.1), [("S", True), ("NS", bool(i % 2))])
+        for i, h in enumerate(rng.uniform(0.2, 0.8, 40))
+    ]
+    r = report(bios, bootstrap=300)
+    assert r["error_rate"] == pytest.approx(r["estimated_score"] - r["human_score"], abs=0.01)
+    lo, hi = r["error_rate_ci95"]
+    assert lo <= r["error_rate"] <= hi
+    assert r["bio_mae"] == pytest.approx(10.0, abs=0.5)
+
+
+def test_cli_validates_three_subjects_with_trivial_verifiers(db_index, tmp_path):
+    args = ["eval", "--index", str(db_index), "--quiet", "--use-atomic-facts"]
+    for subject in SUBJECTS:
+        args += ["--input", str(require(DEV / f"{subject}.jsonl"))]
+    args += ["--cache", str(tmp_path / "cache.db")]
+    result = CliRunner().invoke(main, [*args, "--json", "--verifier", "always-not-supported"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    for subject, (score, n_bios, _) in EXPECTED.items():
+        got = out["subjects"][subject]
+        assert got["human_score"] == pytest.approx(score, abs=0.05)
+        assert got["n_human_responding"] == n_bios
+        assert got["estimated_score"] == 0.0 and got["error_rate"] == got["human_score"]
+        assert got["mark"] == "-" and got["recall"] == 100.0
+        # Always "not supported": precision = share of G; F1 = 2p / (1 + p).
+        p = got["precision"] / 100
+        assert got["f1_micro"] == pytest.approx(100 * 2 * p / (1 + p), abs=0.01)
+        assert got["f1_micro_ir_excluded"] < got["f1_micro"]  # IR moves facts into G
+    assert out["ranking_kept"] is False  # every subject estimated 0: ties are not a ranking
+
+    text = CliRunner().invoke(main, [*args, "--verifier", "always-supported"])
+    assert text.exit_code == 0, text.output
+    assert "ranking" in text.stdout and "PerplexityAI" in text.stdout
+
+
+def make_subject(human: float, margins: list[list[float]]) -> SubjectFacts:
+    flat = [m for bio in margins for m in bio]
+    bio_index = [i for i, bio in enumerate(margins) for _ in bio]
+    return SubjectFacts(
+        human_score=human,
+        margin=np.array(flat),
+        np_value=np.zeros(len(flat)),
+        bio=np.array(bio_index),
+        n_bios=len(margins),
+        h_label=np.array([m <= 0.5 for m in flat]),
+        h_margin=np.array(flat),
+        h_np=np.zeros(len(flat)),
+    )
+
+
+def test_calibration_finds_the_threshold_that_matches_the_humans():
+    # Half of each bio's facts have margins above 0.5; the humans say 50% supported, so
+    # the default margin 0 (everything supported) is 50 points off and ~0.5 is right.
+    subject = make_subject(0.5, [[0.05, 0.2, 0.8, 1.5], [0.1, 0.3, 0.9, 2.0]])
+    assert estimated_score(subject, "retrieve-lm", 0.0, 0.3) == 1.0
+    settings = fit({"s": subject}, "retrieve-lm", "er")
+    assert settings["defaults"]["error_rate"] == 50.0
+    assert settings["fit"]["error_rate"] == 0.0
+    assert 0.3 <= settings["margin"] < 0.8
+    assert fit({"s": subject}, "retrieve-lm", "f1")["fit"]["f1_micro"] == 100.0
+    with pytest.raises(ValueError, match="no threshold"):
+        fit({"s": subject}, "always-supported")
+
+
+def test_settings_file_errors(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="not a JSON"):
+        read_settings(bad)
+    bad.write_text("{}")
+    with pytest.raises(ValueError, match="lacks"):
+        read_settings(bad)
+    with pytest.raises(ValueError, match="not found"):
+        read_settings(tmp_path / "none.json")
