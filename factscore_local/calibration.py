@@ -175,3 +175,33 @@ def read_settings(path: Path) -> dict:
     if not isinstance(settings, dict) or not {"margin", "np_threshold"} <= settings.keys():
         raise ValueError(f"{path} lacks 'margin' and 'np_threshold' (write it with calibrate)")
     return settings
+
+
+def apply_thresholds(
+    rows: list[dict], verifier: str, margin: float, np_threshold: float, gamma: float = 10.0
+) -> list[dict]:
+    """Rows re-decided with other thresholds from their recorded margins and NP values, and
+    re-scored (what ``fscore eval --settings`` would give, without running a model)."""
+    from factscore_local.scoring import score_bio
+
+    def decide(fact: dict) -> bool:
+        supported = True
+        if verifier in USES_MARGIN:
+            supported &= fact["margin"] > margin
+        if verifier in USES_NP:
+            supported &= fact["np"] > np_threshold
+        return bool(supported)
+
+    out = []
+    for row in rows:
+        if "error" in row:
+            out.append(row)
+            continue
+        row = {**row, "decisions": [{**d, "is_supported": decide(d)} for d in row["decisions"]]}
+        if "human" in row:
+            facts = [{**f, "is_supported": decide(f)} for f in row["human"]["facts"]]
+            row["human"] = {**row["human"], "facts": facts}
+        scored = score_bio([d["is_supported"] for d in row["decisions"]] or None, gamma)
+        row.update(init_score=scored.init_score, score=scored.score)
+        out.append(row)
+    return out

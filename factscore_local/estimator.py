@@ -187,6 +187,9 @@ def model_identity(path: Path, backend: str) -> str:
     return f"{path.name}|{stat.st_size}|{int(stat.st_mtime)}|{backend}"
 
 
+_LOADED_LMS: dict[tuple, object] = {}
+
+
 class Estimator:
     def __init__(self, config: EvalConfig) -> None:
         from index.reader import KnowledgeSource
@@ -208,7 +211,11 @@ class Estimator:
             from factscore_local.lm import load_lm
             from factscore_local.model_store import resolve_lm
 
-            raw = load_lm(self.config.lm, self.config.backend, threads=self.config.threads)
+            key = (self.config.lm, self.config.backend, self.config.threads)
+            raw = _LOADED_LMS.get(key)
+            if raw is None:  # loaded once per process: estimators with other settings share it
+                raw = load_lm(self.config.lm, self.config.backend, threads=self.config.threads)
+                _LOADED_LMS[key] = raw
             identity = model_identity(resolve_lm(self.config.lm), raw.backend)
             self._lm = CachedLM(raw, self.cache, identity)
         return self._lm

@@ -117,7 +117,7 @@ def ranking_kept(human: dict[str, float], estimated: dict[str, float]) -> bool:
     """Whether the estimate orders the subjects strictly as the humans do (a tie in the
     estimate where the humans differ is not a kept ranking)."""
     names = sorted(human, key=lambda s: human[s])
-    pairs = zip(names, names[1:])
+    pairs = zip(names, names[1:], strict=False)
     return all(
         (estimated[a] < estimated[b]) if human[a] < human[b] else estimated[a] == estimated[b]
         for a, b in pairs

@@ -391,6 +391,11 @@ def _load_local(path: Path) -> tuple[Any, Any]:
             "(e.g. facebook/npm-single downloaded beforehand with save_pretrained)"
         )
     from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    # A sentence encoder (MiniLM) has no masked-LM head: transformers reports the missing
+    # head at length, but NP reads hidden states only, so the report is noise here.
+    hf_logging.set_verbosity_error()
 
     try:
         config = AutoConfig.from_pretrained(str(path), local_files_only=True)

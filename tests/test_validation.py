@@ -12,7 +12,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from factscore_local.calibration import SubjectFacts, estimated_score, fit, read_settings
+from factscore_local.calibration import (
+    SubjectFacts,
+    apply_thresholds,
+    estimated_score,
+    fit,
+    read_settings,
+)
 from factscore_local.cli import main
 from factscore_local.validation import (
     BioResult,
@@ -157,3 +163,21 @@ def test_settings_file_errors(tmp_path):
         read_settings(bad)
     with pytest.raises(ValueError, match="not found"):
         read_settings(tmp_path / "none.json")
+
+
+def test_apply_thresholds_redecides_and_rescores():
+    row = {
+        "topic": "t",
+        "source": "s.jsonl",
+        "responded": True,
+        "n_facts": 2,
+        "init_score": 1.0,
+        "score": 1.0,
+        "decisions": [{"margin": 0.5, "np": 0.9}, {"margin": -0.5, "np": 0.9}],
+        "human": {"score": 0.5, "n_facts": 1, "facts": [{"label": "NS", "margin": 2, "np": 0.1}]},
+    }
+    (lm,) = apply_thresholds([row], "retrieve-lm", 0.0, 0.3, gamma=0)
+    assert lm["init_score"] == 0.5 and lm["human"]["facts"][0]["is_supported"]
+    (both,) = apply_thresholds([row], "retrieve-lm+np", -1.0, 0.3, gamma=0)
+    assert both["init_score"] == 1.0 and not both["human"]["facts"][0]["is_supported"]
+    assert row["init_score"] == 1.0  # the input is left as it was
