@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from factscore_local.estimator import Estimator, EvalConfig, read_bios
+from factscore_local.estimator import Estimator, EvalConfig, read_bios, summarize
 from factscore_local.model_store import DEFAULT_LM, SMALL_LM, installed_path
 from tests.conftest import SHARED, require
 
@@ -71,16 +71,17 @@ def test_eval_pipeline_with_decomposition(db_index, tmp_path):
         )
     )
     config = EvalConfig(index=db_index, lm=need(SMALL_LM), cache=tmp_path / "cache.db")
-    summary = Estimator(config).run(list(read_bios(src)), tmp_path / "out.jsonl", progress=False)
+    rows = Estimator(config).run(list(read_bios(src)), tmp_path / "out.jsonl", progress=False)
+    summary = summarize(rows)
     assert summary["n_bios"] == N_BIOS and summary["n_errors"] == 0
     assert summary["respond_ratio"] == 1.0
-    rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()] == rows
     for row in rows:
         assert row["n_facts"] >= 2
         for d in row["decisions"]:
             assert d["atom"].endswith((".", "!", "?", '"')) and d["sentence"]
             assert isinstance(d["is_supported"], bool) and "margin" in d
     again = Estimator(config)
-    summary2 = again.run(list(read_bios(src)), tmp_path / "out2.jsonl", progress=False)
-    assert summary2 == summary
+    rows2 = again.run(list(read_bios(src)), tmp_path / "out2.jsonl", progress=False)
+    assert summarize(rows2) == summary
     assert again.cache.misses == 0 or again._lm is None

@@ -181,3 +181,38 @@ def test_apply_thresholds_redecides_and_rescores():
     (both,) = apply_thresholds([row], "retrieve-lm+np", -1.0, 0.3, gamma=0)
     assert both["init_score"] == 1.0 and not both["human"]["facts"][0]["is_supported"]
     assert row["init_score"] == 1.0  # the input is left as it was
+
+
+def test_calibrate_then_eval_with_its_settings(db_index, tmp_path):
+    """fscore calibrate fits the NP threshold on two labeled bios; fscore eval --settings
+    then applies it and reproduces the fitted error rate on the same bios."""
+    args = [
+        "--index",
+        str(db_index),
+        "--input",
+        str(require(DEV / "ChatGPT.jsonl")),
+        "--n-samples",
+        "2",
+        "--use-atomic-facts",
+        "--verifier",
+        "np",
+        "--cache",
+        str(tmp_path / "cache.db"),
+        "--quiet",
+    ]
+    settings_path = tmp_path / "settings.json"
+    fitted = CliRunner().invoke(main, ["calibrate", *args, "--out", str(settings_path)])
+    assert fitted.exit_code == 0, fitted.output
+    settings = read_settings(settings_path)
+    assert settings["verifier"] == "np" and settings["np_model"] == "minilm"
+    assert settings["fit"]["error_rate"] <= settings["defaults"]["error_rate"]
+
+    def error_rate(extra: list[str]) -> float:
+        result = CliRunner().invoke(main, ["eval", *args, "--gamma", "0", "--json", *extra])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)["error_rate"]
+
+    assert error_rate(["--settings", str(settings_path)]) == pytest.approx(
+        settings["fit"]["error_rate"], abs=0.01
+    )
+    assert error_rate([]) == pytest.approx(settings["defaults"]["error_rate"], abs=0.01)

@@ -1,0 +1,465 @@
+"""FActScore's Tables 1, 3 and 9 on the dev split, with the embedded CPU models.
+
+    python scripts/reproduce_tables.py --index dev-index --topics 24
+
+- Table 1: statistics of the labeled dev files (all topics; no model).
+- Table 3 / Table 9: ER (estimated FActScore) and micro-F1 per verifier on the first
+  ``--topics`` topics of the dev files (all three subjects), with the labels'
+  ``model-atomic-facts`` (ER) and the human atomic facts (F1); each thresholded verifier
+  once with the default thresholds and once calibrated by 2-fold cross-fitting over the
+  fixed topic halves (thresholds fitted on one half, measured on the other: no number is
+  fitted on the data it is measured on).
+- NP stand-ins: the MiniLM encoder with NPM's math vs the causal LM's token probabilities.
+- Own decomposition on the first ``--own-topics`` topics; ablations (BM25 vs dense, k,
+  demonstrations) on the first ``--ablation-topics`` topics.
+
+Every model result goes through one SQLite cache (``--cache``), so a rerun, or a run with
+more topics, only computes what is new. Prints markdown; writes all figures as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from factscore_local.calibration import apply_thresholds, collect, fit  # noqa: E402
+from factscore_local.estimator import (  # noqa: E402
+    DEFAULT_NP_MODEL,
+    Bio,
+    Estimator,
+    EvalConfig,
+    read_bios,
+)
+from factscore_local.validation import (  # noqa: E402
+    human_bio_score,
+    ranking_kept,
+    topic_half,
+    validate_rows,
+)
+
+SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")  # the paper's column order
+# The paper's numbers (full 183-topic release; Inst-LLaMA 7B rows of Tables 3 and 9).
+PAPER_T1 = {
+    "InstructGPT": {"responding": 99.5, "tokens": 110.6, "sentences": 6.2, "facts": 26.3,
+                    "S": 42.3, "NS": 43.2, "IR": 14.0, "abstains": 0.5, "factscore": 42.5},
+    "ChatGPT": {"responding": 85.8, "tokens": 154.5, "sentences": 7.9, "facts": 34.7,
+                "S": 50.0, "NS": 27.5, "IR": 8.3, "abstains": 14.2, "factscore": 58.3},
+    "PerplexityAI": {"responding": 90.7, "tokens": 151.0, "sentences": 9.8, "facts": 40.8,
+                     "S": 64.9, "NS": 11.1, "IR": 14.8, "abstains": 9.3, "factscore": 71.5},
+}  # fmt: skip
+PAPER_T3 = {  # ER (FS) per subject, Inst-LLaMA 7B as evaluator
+    "always-supported": ((57.5, 100.0), (41.7, 100.0), (28.5, 100.0)),
+    "always-not-supported": ((42.5, 0.0), (58.3, 0.0), (71.5, 0.0)),
+    "random": ((7.5, 50.0), (8.3, 50.0), (21.5, 50.0)),
+    "no-context-lm": ((7.1, 49.6), (7.8, 50.5), (34.7, 36.8)),
+    "np": ((14.8, 57.3), (13.7, 72.0), (1.4, 72.9)),
+    "retrieve-lm": ((14.1, 56.6), (17.1, 75.4), (0.1, 71.6)),
+    "retrieve-lm+np": ((1.4, 41.1), (0.4, 58.7), (9.9, 61.6)),
+}
+PAPER_T9 = {  # micro-F1 on not-supported facts
+    "always-supported": (0.0, 0.0, 0.0),
+    "always-not-supported": (71.4, 58.3, 30.9),
+    "random": (52.2, 45.0, 25.7),
+    "no-context-lm": (61.2, 52.2, 31.4),
+    "np": (70.0, 56.6, 51.4),
+    "retrieve-lm": (78.7, 61.9, 51.1),
+    "retrieve-lm+np": (83.2, 70.5, 53.3),
+}
+
+
+def log(message: str) -> None:
+    print(f"[tables] {message}", file=sys.stderr, flush=True)
+
+
+# --- Table 1 ----------------------------------------------------------------------------
+def table1(data: Path) -> dict:
+    out = {}
+    for subject in SUBJECTS:
+        lines = (data / f"{subject}.jsonl").read_text(encoding="utf-8").splitlines()
+        records = [json.loads(line) for line in lines]
+        responding = [r for r in records if human_bio_score(r["annotations"]) is not None]
+        shares = {"S": [], "NS": [], "IR": []}
+        for r in responding:
+            counts = {"S": 0, "NS": 0, "IR": 0}
+            for sent in r["annotations"]:
+                facts = sent.get("human-atomic-facts")
+                if facts:
+                    for f in facts:
+                        counts[f["label"]] += 1
+                else:  # an irrelevant sentence: its facts are irrelevant
+                    counts["IR"] += len(sent.get("model-atomic-facts") or [])
+            total = sum(counts.values())
+            for label in shares:
+                shares[label].append(counts[label] / total)
+        rate = len(responding) / len(records)
+        out[subject] = {
+            "bios": len(records),
+            "responding": round(100 * rate, 1),
+            "tokens": round(float(np.mean([len(r["output"].split()) for r in responding])), 1),
+            "sentences": round(float(np.mean([len(r["annotations"]) for r in responding])), 1),
+            "facts": round(
+                float(np.mean([human_bio_score(r["annotations"])[1] for r in responding])), 1
+            ),
+            # Shares of all bios, as the paper's columns (they add up to 100 with abstains).
+            **{k: round(100 * rate * float(np.mean(v)), 1) for k, v in shares.items()},
+            "abstains": round(100 * (1 - rate), 1),
+            "factscore": round(100 * float(np.mean(shares["S"])), 1),
+        }
+    return out
+
+
+def ir_convention(data: Path) -> dict:
+    """The "always not-supported" row of Table 9 under both IR conventions (no model: every
+    human atomic fact is predicted not supported), to see which one the paper used."""
+    from factscore_local.validation import f1_not_supported, human_facts
+
+    out = {}
+    for subject in SUBJECTS:
+        lines = (data / f"{subject}.jsonl").read_text(encoding="utf-8").splitlines()
+        pairs = [
+            (f.label, False) for line in lines for f in human_facts(json.loads(line)["annotations"])
+        ]
+        out[subject] = {
+            "ir_as_ns": round(100 * f1_not_supported(pairs, True).f1, 1),
+            "ir_excluded": round(100 * f1_not_supported(pairs, False).f1, 1),
+            "paper": PAPER_T9["always-not-supported"][SUBJECTS.index(subject)],
+        }
+    return out
+
+
+# --- running the estimator --------------------------------------------------------------
+class Runner:
+    def __init__(self, index: Path, cache: Path, data: Path, lm: str | None) -> None:
+        self.index, self.cache, self.data, self.lm = index, cache, data, lm
+        chatgpt = list(read_bios(data / "ChatGPT.jsonl"))
+        self.topic_order = [b.topic for b in chatgpt]
+        self.timings: dict[str, dict] = {}
+
+    def bios(self, n_topics: int, subjects=SUBJECTS) -> list[Bio]:
+        rank = {t: i for i, t in enumerate(self.topic_order[:n_topics])}
+        bios = [b for s in subjects for b in read_bios(self.data / f"{s}.jsonl") if b.topic in rank]
+        # Topic by topic: a chunk then holds one page's facts from every subject, which share
+        # their retrieved passages (and the LM's KV cache of them).
+        return sorted(bios, key=lambda b: rank[b.topic])
+
+    def rows(self, name: str, bios: list[Bio], **settings) -> list[dict]:
+        config = EvalConfig(
+            index=self.index,
+            lm=self.lm,
+            cache=self.cache,
+            use_atomic_facts=True,
+            gamma=0,
+            chunk_bios=2 * len(SUBJECTS),
+        )
+        for key, value in settings.items():
+            setattr(config, key, value)
+        estimator = Estimator(config)
+        start = time.perf_counter()
+        rows = estimator.run(bios, None, progress=False)
+        seconds = time.perf_counter() - start
+        n = sum(
+            len(r.get("decisions", [])) + len(r.get("human", {}).get("facts", [])) for r in rows
+        )
+        self.timings[name] = {
+            "seconds": round(seconds, 1),
+            "facts": n,
+            "computed": estimator.cache.misses,
+        }
+        log(f"{name}: {n} facts in {seconds:.0f} s ({estimator.cache.misses} cache misses)")
+        return rows
+
+
+def crossfit(fit_rows: list[dict], apply_rows: list[dict], verifier: str, objective: str):
+    """Each topic half decided with thresholds fitted on the other half's fit_rows."""
+    out, fitted = [], []
+    for half in (0, 1):
+        test = [r for r in apply_rows if topic_half(r["topic"]) == half]
+        if not test:
+            continue
+        train = [r for r in fit_rows if topic_half(r["topic"]) != half]
+        settings = fit(collect(train), verifier, objective)
+        fitted.append({k: settings[k] for k in ("margin", "np_threshold")})
+        out += apply_thresholds(test, verifier, settings["margin"], settings["np_threshold"], 0)
+    return out, fitted
+
+
+def figures(rows: list[dict]) -> dict:
+    v = validate_rows(rows, bootstrap=1000)
+    subjects = v["subjects"]
+    return {
+        "subjects": {
+            s: {
+                k: subjects[s][k]
+                for k in (
+                    "human_score",
+                    "estimated_score",
+                    "error_rate",
+                    "mark",
+                    "error_rate_ci95",
+                    "f1_micro",
+                    "f1_micro_ci95",
+                    "f1_micro_ir_excluded",
+                    "precision",
+                    "recall",
+                    "bio_mae",
+                    "n_bios",
+                    "n_human_facts",
+                )
+            }
+            for s in SUBJECTS
+            if s in subjects
+        },
+        "ranking_kept": v["ranking_kept"],
+        "mean_er": round(float(np.mean([subjects[s]["error_rate"] for s in subjects])), 2),
+    }
+
+
+def auc(rows: list[dict], key: str) -> float:
+    """P(value of a human-S fact > value of a not-S fact) over the human atomic facts."""
+    from scipy.stats import rankdata
+
+    values, positive = [], []
+    for row in rows:
+        for f in row.get("human", {}).get("facts", []):
+            if key in f:
+                values.append(f[key])
+                positive.append(f["label"] == "S")
+    values, positive = np.asarray(values, float), np.asarray(positive, bool)
+    n_pos, n_neg = positive.sum(), (~positive).sum()
+    if not n_pos or not n_neg:
+        return float("nan")
+    ranks = rankdata(values)
+    return round(float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)), 4)
+
+
+# --- markdown -------------------------------------------------------------------------
+def md_table1(t1: dict) -> str:
+    keys = ["responding", "tokens", "sentences", "facts", "S", "NS", "IR", "abstains",
+            "factscore"]  # fmt: skip
+    lines = ["| | " + " | ".join(f"{s} (dev / paper)" for s in SUBJECTS) + " |"]
+    lines.append("|---" * (len(SUBJECTS) + 1) + "|")
+    for k in keys:
+        cells = [f"{t1[s][k]} / {PAPER_T1[s][k]}" for s in SUBJECTS]
+        lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def md_results(results: list[tuple[str, str, dict]]) -> str:
+    head = "| evaluator | thresholds | " + " | ".join(f"{s} ER (FS) | {s} F1" for s in SUBJECTS)
+    lines = [head + " | ranking | paper ER (FS) / F1 |", "|---" * (2 * len(SUBJECTS) + 4) + "|"]
+    for name, thresholds, f in results:
+        cells = []
+        for s in SUBJECTS:
+            r = f["subjects"].get(s)
+            if r is None:
+                cells += ["", ""]
+                continue
+            cells.append(f"{r['error_rate']:.1f}{r['mark']} ({r['estimated_score']:.1f})")
+            cells.append(f"{r['f1_micro']:.1f}")
+        base = name.split(" ")[0]
+        paper = ""
+        if base in PAPER_T3:
+            paper = " · ".join(
+                f"{er} ({fs}) / {f1}"
+                for (er, fs), f1 in zip(PAPER_T3[base], PAPER_T9[base], strict=True)
+            )
+        kept = {True: "✓", False: "✗", None: ""}[f["ranking_kept"]]
+        lines.append(f"| {name} | {thresholds} | " + " | ".join(cells) + f" | {kept} | {paper} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--index", type=Path, required=True, help="index of enwiki-20230401-dev.db")
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/factscore/labeled-dev")
+    ap.add_argument(
+        "--demos-reference",
+        type=Path,
+        default=ROOT.parent / "shared/data/factscore/demos/demons.json",
+    )
+    ap.add_argument("--cache", type=Path, default=ROOT / "bench-out" / "tables-cache.db")
+    ap.add_argument("--lm", default=None, help="default: the embedded 1.5B GGUF")
+    ap.add_argument("--topics", type=int, default=24)
+    ap.add_argument("--np-topics", type=int, default=12)
+    ap.add_argument("--own-topics", type=int, default=4)
+    ap.add_argument("--ablation-topics", type=int, default=6)
+    ap.add_argument("--objective", choices=["er", "f1"], default="er")
+    ap.add_argument("--skip", default="", help="comma list of: np-lm,own,ablations,demos")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench-out" / "tables.json")
+    args = ap.parse_args()  # fmt: skip
+    skip = set(filter(None, args.skip.split(",")))
+
+    report: dict = {"topics": args.topics, "objective": args.objective}
+    t1 = table1(args.data)
+    report["table1"] = t1
+    print("## Table 1 (all dev topics)\n\n" + md_table1(t1) + "\n")
+    conv = ir_convention(args.data)
+    report["ir_convention"] = conv
+    print("Always not-supported, micro-F1 on all dev human facts (IR as NS / IR excluded / "
+          "paper): " + "; ".join(f"{s} {c['ir_as_ns']} / {c['ir_excluded']} / {c['paper']}"
+                                 for s, c in conv.items()) + "\n")  # fmt: skip
+
+    run = Runner(args.index, args.cache, args.data, args.lm)
+    bios = run.bios(args.topics)
+    if len({topic_half(b.topic) for b in bios}) < 2:
+        ap.error("--topics too small: cross-fitting needs topics in both halves")
+    log(f"{len(bios)} bios of {args.topics} topics")
+    results: list[tuple[str, str, dict]] = []
+    for verifier in ("always-supported", "always-not-supported", "random"):
+        results.append((verifier, "-", figures(run.rows(verifier, bios, verifier=verifier))))
+
+    # One run records the margin and NP of every fact: retrieve-lm, np and the ensemble
+    # are its decisions under different thresholds.
+    main_rows = run.rows("retrieve-lm+np", bios, verifier="retrieve-lm+np",
+                         np_model=DEFAULT_NP_MODEL)  # fmt: skip
+    nc = run.rows("no-context-lm", bios, verifier="no-context-lm")
+    report["np_model"] = DEFAULT_NP_MODEL
+    report["auc_margin"] = auc(main_rows, "margin")
+    report["auc_margin_no_context"] = auc(nc, "margin")
+    report["auc_np"] = auc(main_rows, "np")
+
+    def add(table: list, name: str, rows: list[dict], verifier: str) -> dict:
+        default = apply_thresholds(rows, verifier, 0.0, 0.3, 0)
+        table.append((name, "default", figures(default)))
+        fitted_rows, fitted = crossfit(rows, rows, verifier, args.objective)
+        shown = " / ".join(
+            f"m>{f['margin']:g}" * (verifier != "np")
+            + (", " * (verifier == "retrieve-lm+np"))
+            + (f"np>{f['np_threshold']:g}" * (verifier != "retrieve-lm" and "np" in verifier))
+            for f in fitted
+        )
+        table.append((name, f"cross-fitted: {shown}", figures(fitted_rows)))
+        return {"default": table[-2][2], "calibrated": table[-1][2], "thresholds": fitted}
+
+    report["verifiers"] = {
+        name: add(results, name, rows, name)
+        for name, rows in (
+            ("no-context-lm", nc),
+            ("np", main_rows),
+            ("retrieve-lm", main_rows),
+            ("retrieve-lm+np", main_rows),
+        )
+    }
+    print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "
+          "human atomic facts for F1)\n\n" + md_results(results) + "\n")  # fmt: skip
+    print(f"AUC (human S vs not S) of the margin: {report['auc_margin']} (no-context: "
+          f"{report['auc_margin_no_context']}); of NP ({DEFAULT_NP_MODEL}): "
+          f"{report['auc_np']}\n")  # fmt: skip
+
+    # NP stand-ins side by side on the first np-topics topics.
+    if "np-lm" not in skip and args.np_topics:
+        np_bios = run.bios(args.np_topics)
+        keep = {b.topic for b in np_bios}
+        scorers = {
+            "minilm": run.rows("retrieve-lm+np (minilm)", np_bios, verifier="retrieve-lm+np",
+                               np_model="minilm"),
+            "lm": run.rows("retrieve-lm+np (lm)", np_bios, verifier="retrieve-lm+np",
+                           np_model="lm"),
+        }  # fmt: skip
+        assert all(r["topic"] in keep for rows in scorers.values() for r in rows)
+        table: list = []
+        report["np_standins"] = {
+            scorer: {
+                "auc_np": auc(rows, "np"),
+                "np": add(table, f"np [{scorer}]", rows, "np"),
+                "retrieve-lm+np": add(table, f"retrieve-lm+np [{scorer}]", rows, "retrieve-lm+np"),
+            }
+            for scorer, rows in scorers.items()
+        }
+        print(f"## NP stand-ins (first {args.np_topics} dev topics)\n\n" + md_results(table))
+        print("\nAUC of NP: " + ", ".join(
+            f"{k} {v['auc_np']}" for k, v in report["np_standins"].items()) + "\n")  # fmt: skip
+
+    # The project's own decomposition on the first own-topics topics, same thresholds
+    # (cross-fitted on the model-atomic-facts rows of the other half).
+    if "own" not in skip and args.own_topics:
+        own_bios = run.bios(args.own_topics)
+        own = run.rows("own decomposition", own_bios, verifier="retrieve-lm+np",
+                       use_atomic_facts=False)  # fmt: skip
+        keep = {b.topic for b in own_bios}
+        model_rows = [r for r in main_rows if r["topic"] in keep]
+        own_fit, _ = crossfit(main_rows, own, "retrieve-lm+np", args.objective)
+        model_fit, _ = crossfit(main_rows, model_rows, "retrieve-lm+np", args.objective)
+        own_results = [
+            ("retrieve-lm+np, model-atomic-facts", "cross-fitted", figures(model_fit)),
+            ("retrieve-lm+np, own decomposition", "cross-fitted", figures(own_fit)),
+            ("retrieve-lm, own decomposition", "default",
+             figures(apply_thresholds(own, "retrieve-lm", 0.0, 0.3, 0))),
+        ]  # fmt: skip
+        report["own_decomposition"] = {
+            "topics": args.own_topics,
+            "facts_per_response": round(
+                float(np.mean([r["n_facts"] for r in own if r.get("responded")])), 1
+            ),
+            "results": {n: f for n, _, f in own_results},
+        }
+        print(f"## Own decomposition vs model-atomic-facts (first {args.own_topics} topics)\n\n"
+              + md_results(own_results) + "\n")  # fmt: skip
+
+    if "ablations" not in skip and args.ablation_topics:
+        ab_bios = run.bios(args.ablation_topics)
+        ablations = {}
+        for name, settings in (
+            ("bm25 k=5", {}),
+            ("bm25 k=3", {"k": 3}),
+            ("bm25 k=10", {"k": 10}),
+            ("dense k=5", {"retrieval": "dense"}),
+            ("bm25 k=5, rank order", {"passage_order": "rank"}),
+        ):
+            rows = run.rows(f"ablation {name}", ab_bios, verifier="retrieve-lm", **settings)
+            ablations[name] = {"auc_margin": auc(rows, "margin"), **figures(rows)}
+        report["ablations"] = ablations
+        print(f"## Ablations, retrieve-lm at margin 0 (first {args.ablation_topics} topics)\n")
+        print("| setting | AUC of margin | mean ER | " + " | ".join(f"{s} F1" for s in SUBJECTS)
+              + " |\n" + "|---" * (3 + len(SUBJECTS)) + "|")  # fmt: skip
+        for name, a in ablations.items():
+            f1s = " | ".join(f"{a['subjects'][s]['f1_micro']:.1f}" for s in SUBJECTS)
+            print(f"| {name} | {a['auc_margin']} | {a['mean_er']} | {f1s} |")
+        print()
+
+    if "demos" not in skip and args.own_topics and args.demos_reference.exists():
+        d_bios = run.bios(args.own_topics, subjects=("ChatGPT",))
+        demos = {}
+        for name, settings in (
+            ("own demos", {}),
+            ("reference demos", {"demos": args.demos_reference}),
+        ):
+            rows = run.rows(f"decomposition, {name}", d_bios, verifier="retrieve-lm",
+                            use_atomic_facts=False, **settings)  # fmt: skip
+            responded = [r for r in rows if r.get("responded")]
+            demos[name] = {
+                "facts_per_response": round(float(np.mean([r["n_facts"] for r in responded])), 1),
+                **figures(rows),
+            }
+        report["demos"] = demos
+        print(
+            f"## Demonstrations (ChatGPT, first {args.own_topics} topics, retrieve-lm, margin 0)\n"
+        )
+        for name, d in demos.items():
+            r = d["subjects"]["ChatGPT"]
+            print(f"- {name}: {d['facts_per_response']} facts/response, estimated "
+                  f"{r['estimated_score']} vs human {r['human_score']} "
+                  f"(ER {r['error_rate']})")  # fmt: skip
+        print()
+
+    report["timings"] = run.timings
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    log(f"wrote {args.out}")
+    # Ranking check over the calibrated ensemble, as a last line.
+    best = report["verifiers"]["retrieve-lm+np"]["calibrated"]
+    human = {s: best["subjects"][s]["human_score"] for s in best["subjects"]}
+    est = {s: best["subjects"][s]["estimated_score"] for s in best["subjects"]}
+    print(f"ranking kept by calibrated retrieve-lm+np: {ranking_kept(human, est)}")
+
+
+if __name__ == "__main__":
+    main()
