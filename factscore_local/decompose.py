@@ -191,11 +191,9 @@ def parse_facts(output: str) -> list[str]:
 
 def parse_facts_reference(output: str) -> list[str]:
     """The reference's parser, for reproduction: split on every "- ", strip each piece,
-    and add "." to the last piece only. Where the reference would crash (an empty piece,
-    e.g. "- - "), this raises ValueError instead of IndexError."""
-    facts = [piece.strip() for piece in output.split("- ")[1:]]
-    if any(not f for f in facts):
-        raise ValueError(f"empty fact in LM output (the reference crashes here): {output!r}")
+    and add "." to the last piece only. An empty piece ("- - "), on which the reference
+    crashes with IndexError, is skipped so that one odd completion does not stop a run."""
+    facts = [f for f in (piece.strip() for piece in output.split("- ")[1:]) if f]
     if facts and not facts[-1].endswith("."):
         facts[-1] += "."
     return facts
@@ -298,7 +296,8 @@ def detect_entities(text: str, nlp: Any = None) -> set[str]:
             for token in ent.text.split():
                 if _is_date(token):
                     add(token)
-    for number in set(_INTEGER_RE.findall(text)):
+    # In order of appearance: ``entities`` grows inside the loop, so set order would matter.
+    for number in dict.fromkeys(_INTEGER_RE.findall(text)):
         if not any(number in ent for ent in entities):
             entities.add(number)
     return entities

@@ -227,12 +227,17 @@ class Estimator:
                 Decomposer,
                 DemoSelector,
                 load_demos,
+                parse_facts_reference,
             )
 
             selector = DemoSelector(load_demos(self.config.demos))
             if self.config.decompose_prompt == "reference":
                 self._decomposer = Decomposer(
-                    self.lm(), selector, instruction=REFERENCE_INSTRUCTION, prime=""
+                    self.lm(),
+                    selector,
+                    instruction=REFERENCE_INSTRUCTION,
+                    prime="",
+                    parser=parse_facts_reference,
                 )
             else:
                 self._decomposer = Decomposer(self.lm(), selector)

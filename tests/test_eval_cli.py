@@ -410,6 +410,10 @@ def test_reference_decomposition_prompt(db_index):
     assert prompt.startswith("Please breakdown the following sentence into independent facts: ")
     assert prompt.endswith("independent facts: He was born in 1950.")
     assert prompt.count("Please breakdown the following sentence") == 9
+    from factscore_local.decompose import parse_facts, parse_facts_reference
+
+    assert est.decomposer().parser is parse_facts_reference  # its parser too
     ours = Estimator(EvalConfig(index=db_index))
     ours._lm = object()
     assert ours.decomposer().prompt("He was born in 1950.").endswith("He was born in 1950.\n-")
+    assert ours.decomposer().parser is parse_facts
