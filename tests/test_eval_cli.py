@@ -417,3 +417,23 @@ def test_reference_decomposition_prompt(db_index):
     ours._lm = object()
     assert ours.decomposer().prompt("He was born in 1950.").endswith("He was born in 1950.\n-")
     assert ours.decomposer().parser is parse_facts
+
+
+def test_np_threshold_defaults_per_scorer(db_index):
+    """NPM's 0.3 for a masked-LM directory; the stand-ins' own fitted defaults; an explicit
+    threshold always wins."""
+    from factscore_local.estimator import (
+        NPM_THRESHOLD,
+        STANDIN_NP_THRESHOLDS,
+        Estimator,
+        EvalConfig,
+        default_np_threshold,
+    )
+
+    assert default_np_threshold("some/npm-single") == NPM_THRESHOLD == 0.3
+    assert default_np_threshold(None) == STANDIN_NP_THRESHOLDS["minilm"]
+    assert default_np_threshold("lm") == STANDIN_NP_THRESHOLDS["lm"]
+    resolved = Estimator(EvalConfig(index=db_index)).config.np_threshold
+    assert resolved == STANDIN_NP_THRESHOLDS["minilm"]
+    given = Estimator(EvalConfig(index=db_index, np_threshold=0.5)).config.np_threshold
+    assert given == 0.5
