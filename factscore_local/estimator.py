@@ -19,6 +19,7 @@ from factscore_local.cache import ResultCache, key_of
 from factscore_local.scoring import aggregate, score_bio
 from factscore_local.validation import HumanFact, human_bio_score, human_facts
 from factscore_local.verify_prompt import no_context_prompt, retrieve_lm_prompt
+from npm.np_prob import DEFAULT_NP_THRESHOLD as NPM_THRESHOLD
 
 VERIFIERS = (
     "retrieve-lm",
@@ -34,7 +35,6 @@ DEFAULT_NP_MODEL = "minilm"
 # NPM's threshold (0.3) fits a masked LM trained for token retrieval. The stand-ins put
 # their values on other scales (MiniLM's mass on the gold token is ~100x smaller), so each
 # has its own default, fitted on dev topics (BENCHMARKS.md, "NP stand-ins").
-NPM_THRESHOLD = 0.3
 STANDIN_NP_THRESHOLDS = {"minilm": 0.004, "lm": 0.3}
 
 

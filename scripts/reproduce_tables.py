@@ -83,12 +83,20 @@ def log(message: str) -> None:
 
 
 # --- Table 1 ----------------------------------------------------------------------------
-def table1(data: Path) -> dict:
+def load_labeled(data: Path) -> dict[str, list[dict]]:
+    """The labeled dev records of every subject, parsed once."""
+    return {
+        s: [json.loads(line) for line in (data / f"{s}.jsonl").read_text("utf-8").splitlines()]
+        for s in SUBJECTS
+    }
+
+
+def table1(labeled: dict[str, list[dict]]) -> dict:
     out = {}
-    for subject in SUBJECTS:
-        lines = (data / f"{subject}.jsonl").read_text(encoding="utf-8").splitlines()
-        records = [json.loads(line) for line in lines]
-        responding = [r for r in records if human_bio_score(r["annotations"]) is not None]
+    for subject, records in labeled.items():
+        human = [human_bio_score(r["annotations"]) for r in records]
+        responding = [r for r, h in zip(records, human, strict=True) if h is not None]
+        n_facts = [h[1] for h in human if h is not None]
         shares = {"S": [], "NS": [], "IR": []}
         for r in responding:
             counts = {"S": 0, "NS": 0, "IR": 0}
@@ -108,9 +116,7 @@ def table1(data: Path) -> dict:
             "responding": round(100 * rate, 1),
             "tokens": round(float(np.mean([len(r["output"].split()) for r in responding])), 1),
             "sentences": round(float(np.mean([len(r["annotations"]) for r in responding])), 1),
-            "facts": round(
-                float(np.mean([human_bio_score(r["annotations"])[1] for r in responding])), 1
-            ),
+            "facts": round(float(np.mean(n_facts)), 1),
             # Shares of all bios, as the paper's columns (they add up to 100 with abstains).
             **{k: round(100 * rate * float(np.mean(v)), 1) for k, v in shares.items()},
             "abstains": round(100 * (1 - rate), 1),
@@ -119,17 +125,14 @@ def table1(data: Path) -> dict:
     return out
 
 
-def ir_convention(data: Path) -> dict:
+def ir_convention(labeled: dict[str, list[dict]]) -> dict:
     """The "always not-supported" row of Table 9 under both IR conventions (no model: every
     human atomic fact is predicted not supported), to see which one the paper used."""
     from factscore_local.validation import f1_not_supported, human_facts
 
     out = {}
-    for subject in SUBJECTS:
-        lines = (data / f"{subject}.jsonl").read_text(encoding="utf-8").splitlines()
-        pairs = [
-            (f.label, False) for line in lines for f in human_facts(json.loads(line)["annotations"])
-        ]
+    for subject, records in labeled.items():
+        pairs = [(f.label, False) for r in records for f in human_facts(r["annotations"])]
         out[subject] = {
             "ir_as_ns": round(100 * f1_not_supported(pairs, True).f1, 1),
             "ir_excluded": round(100 * f1_not_supported(pairs, False).f1, 1),
@@ -174,16 +177,8 @@ class Runner:
         return sorted(bios, key=lambda b: rank[b.topic])
 
     def rows(self, name: str, bios: list[Bio], **settings) -> list[dict]:
-        config = EvalConfig(
-            index=self.index,
-            lm=self.lm,
-            cache=self.cache,
-            use_atomic_facts=True,
-            gamma=0,
-            chunk_bios=2 * len(SUBJECTS),
-        )
-        for key, value in settings.items():
-            setattr(config, key, value)
+        base = {"use_atomic_facts": True, "gamma": 0, "chunk_bios": 2 * len(SUBJECTS)}
+        config = EvalConfig(index=self.index, lm=self.lm, cache=self.cache, **{**base, **settings})
         estimator = Estimator(config)
         start = time.perf_counter()
         rows = estimator.run(bios, None, progress=False)
@@ -327,10 +322,11 @@ def main() -> None:
     skip = set(filter(None, args.skip.split(",")))
 
     report: dict = {"topics": args.topics, "objective": args.objective}
-    t1 = table1(args.data)
+    labeled = load_labeled(args.data)
+    t1 = table1(labeled)
     report["table1"] = t1
     print("## Table 1 (all dev topics)\n\n" + md_table1(t1) + "\n")
-    conv = ir_convention(args.data)
+    conv = ir_convention(labeled)
     report["ir_convention"] = conv
     print("Always not-supported, micro-F1 on all dev human facts (IR as NS / IR excluded / "
           "paper): " + "; ".join(f"{s} {c['ir_as_ns']} / {c['ir_excluded']} / {c['paper']}"
