@@ -141,6 +141,41 @@ def ir_convention(labeled: dict[str, list[dict]]) -> dict:
     return out
 
 
+def evidence_coverage(labeled: dict[str, list[dict]], index: Path) -> dict:
+    """How much of each human-supported fact the dev page can show at all: the share of the
+    fact's content words found in its topic's page. The dev pages hold only the passages
+    BM25 found for ChatGPT's facts, so other subjects' true facts may have no evidence there.
+    No model: a bound on what any retrieval-based verifier can see."""
+    import re
+
+    from index.reader import KnowledgeSource
+    from npm.stopwords import STOPWORD_WORDS
+
+    stop = {w.lower() for w in STOPWORD_WORDS}
+    words = lambda text: {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in stop}  # noqa: E731
+    ks = KnowledgeSource(index)
+    page_words: dict[str, set[str]] = {}
+    out = {}
+    for subject, records in labeled.items():
+        shares = []
+        for r in records:
+            if r["topic"] not in page_words:
+                page_words[r["topic"]] = set().union(
+                    *(words(p.text) for p in ks.get_passages(r["topic"]))
+                )
+            for sent in r["annotations"] or []:
+                for fact in sent.get("human-atomic-facts") or []:
+                    content = words(fact["text"]) - words(r["topic"])
+                    if fact["label"] == "S" and content:
+                        shares.append(len(content & page_words[r["topic"]]) / len(content))
+        out[subject] = {
+            "supported_facts": len(shares),
+            "mean_word_coverage": round(100 * float(np.mean(shares)), 1),
+            "fully_covered": round(100 * float(np.mean([s == 1.0 for s in shares])), 1),
+        }
+    return out
+
+
 # --- running the estimator --------------------------------------------------------------
 class Runner:
     def __init__(
@@ -169,8 +204,14 @@ class Runner:
         self.topic_class = {t: c for c, ts in classes.items() for t in ts}
         self.timings: dict[str, dict] = {}
 
-    def bios(self, n_topics: int, subjects=SUBJECTS) -> list[Bio]:
-        rank = {t: i for i, t in enumerate(self.topic_order[:n_topics])}
+    def bios(self, n_topics: int, subjects=SUBJECTS, both_halves: bool = False) -> list[Bio]:
+        """Bios of the first n_topics topics; with both_halves, the first n_topics // 2 of
+        each topic half (cross-fitting within these bios needs both)."""
+        topics = self.topic_order[:n_topics]
+        if both_halves:
+            halves = [[t for t in self.topic_order if topic_half(t) == h] for h in (0, 1)]
+            topics = halves[1][: n_topics - n_topics // 2] + halves[0][: n_topics // 2]
+        rank = {t: i for i, t in enumerate(topics)}
         bios = [b for s in subjects for b in read_bios(self.data / f"{s}.jsonl") if b.topic in rank]
         # Topic by topic: a chunk then holds one page's facts from every subject, which share
         # their retrieved passages (and the LM's KV cache of them).
@@ -258,6 +299,23 @@ def auc(rows: list[dict], key: str) -> float:
     return round(float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)), 4)
 
 
+def label_recall(rows: list[dict]) -> dict:
+    """Per subject, the share of each human label that the verifier decided right: S judged
+    supported, NS and IR judged not supported (human atomic facts)."""
+    from factscore_local.validation import subject_name
+
+    counts: dict = {}
+    for row in rows:
+        subject = counts.setdefault(subject_name(row.get("source", "")), {})
+        for f in row.get("human", {}).get("facts", []):
+            right, total = subject.get(f["label"], (0, 0))
+            subject[f["label"]] = (right + (f["is_supported"] == (f["label"] == "S")), total + 1)
+    return {
+        s: {label: round(100 * r / n, 1) for label, (r, n) in sorted(c.items())}
+        for s, c in counts.items()
+    }
+
+
 # --- markdown -------------------------------------------------------------------------
 def md_table1(t1: dict) -> str:
     keys = ["responding", "tokens", "sentences", "facts", "S", "NS", "IR", "abstains",
@@ -312,7 +370,8 @@ def main() -> None:
         default=5,
         help="leave out topics whose page has more passages (cost)",
     )
-    ap.add_argument("--np-topics", type=int, default=3)
+    ap.add_argument("--np-model", default=DEFAULT_NP_MODEL, help="NP scorer of the main tables")
+    ap.add_argument("--np-topics", type=int, default=4)
     ap.add_argument("--own-topics", type=int, default=3)
     ap.add_argument("--ablation-topics", type=int, default=3)
     ap.add_argument("--objective", choices=["er", "f1"], default="er")
@@ -331,6 +390,12 @@ def main() -> None:
     print("Always not-supported, micro-F1 on all dev human facts (IR as NS / IR excluded / "
           "paper): " + "; ".join(f"{s} {c['ir_as_ns']} / {c['ir_excluded']} / {c['paper']}"
                                  for s, c in conv.items()) + "\n")  # fmt: skip
+    coverage = evidence_coverage(labeled, args.index)
+    report["evidence_coverage"] = coverage
+    print("Evidence on the dev pages, human-supported facts of all dev topics (mean share of "
+          "content words found in the page / share fully found): " + "; ".join(
+              f"{s} {c['mean_word_coverage']} / {c['fully_covered']}"
+              for s, c in coverage.items()) + "\n")  # fmt: skip
 
     run = Runner(args.index, args.cache, args.data, args.lm, args.max_passages)
     report["max_passages"] = args.max_passages
@@ -349,12 +414,15 @@ def main() -> None:
     # One run records the margin and NP of every fact: retrieve-lm, np and the ensemble
     # are its decisions under different thresholds.
     main_rows = run.rows("retrieve-lm+np", bios, verifier="retrieve-lm+np",
-                         np_model=DEFAULT_NP_MODEL)  # fmt: skip
+                         np_model=args.np_model)  # fmt: skip
     nc = run.rows("no-context-lm", bios, verifier="no-context-lm")
-    report["np_model"] = DEFAULT_NP_MODEL
+    report["np_model"] = args.np_model
     report["auc_margin"] = auc(main_rows, "margin")
     report["auc_margin_no_context"] = auc(nc, "margin")
     report["auc_np"] = auc(main_rows, "np")
+    report["label_recall_retrieve_lm"] = label_recall(
+        apply_thresholds(main_rows, "retrieve-lm", 0.0, 0.0, 0)
+    )
 
     def add(table: list, name: str, rows: list[dict], verifier: str, np_model=None) -> dict:
         default = apply_thresholds(rows, verifier, 0.0, default_np_threshold(np_model), 0)
@@ -370,7 +438,7 @@ def main() -> None:
         return {"default": table[-2][2], "calibrated": table[-1][2], "thresholds": fitted}
 
     report["verifiers"] = {
-        name: add(results, name, rows, name)
+        name: add(results, name, rows, name, args.np_model)
         for name, rows in (
             ("no-context-lm", nc),
             ("np", main_rows),
@@ -381,12 +449,15 @@ def main() -> None:
     print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "
           "human atomic facts for F1)\n\n" + md_results(results) + "\n")  # fmt: skip
     print(f"AUC (human S vs not S) of the margin: {report['auc_margin']} (no-context: "
-          f"{report['auc_margin_no_context']}); of NP ({DEFAULT_NP_MODEL}): "
+          f"{report['auc_margin_no_context']}); of NP ({args.np_model}): "
           f"{report['auc_np']}\n")  # fmt: skip
+    print("Human facts decided right by retrieve-lm at margin 0, per label (%): " + "; ".join(
+        f"{s} " + ", ".join(f"{k} {v}" for k, v in c.items())
+        for s, c in report["label_recall_retrieve_lm"].items()) + "\n")  # fmt: skip
 
     # NP stand-ins side by side on the first np-topics topics.
     if "np-lm" not in skip and args.np_topics:
-        np_bios = run.bios(args.np_topics)
+        np_bios = run.bios(args.np_topics, both_halves=True)
         keep = {b.topic for b in np_bios}
         scorers = {
             "minilm": run.rows("retrieve-lm+np (minilm)", np_bios, verifier="retrieve-lm+np",
@@ -406,7 +477,8 @@ def main() -> None:
             }
             for scorer, rows in scorers.items()
         }
-        print(f"## NP stand-ins (first {args.np_topics} dev topics)\n\n" + md_results(table))
+        print(f"## NP stand-ins ({args.np_topics} dev topics, half from each topic half)\n\n"
+              + md_results(table))  # fmt: skip
         print("\nAUC of NP: " + ", ".join(
             f"{k} {v['auc_np']}" for k, v in report["np_standins"].items()) + "\n")  # fmt: skip
 
@@ -415,7 +487,7 @@ def main() -> None:
     if "own" not in skip and args.own_topics:
         own_bios = run.bios(args.own_topics)
         own = run.rows("own decomposition", own_bios, verifier="retrieve-lm+np",
-                       use_atomic_facts=False)  # fmt: skip
+                       np_model=args.np_model, use_atomic_facts=False)  # fmt: skip
         keep = {b.topic for b in own_bios}
         model_rows = [r for r in main_rows if r["topic"] in keep]
         own_fit, _ = crossfit(main_rows, own, "retrieve-lm+np", args.objective)

@@ -431,9 +431,11 @@ def test_np_threshold_defaults_per_scorer(db_index):
     )
 
     assert default_np_threshold("some/npm-single") == NPM_THRESHOLD == 0.3
-    assert default_np_threshold(None) == STANDIN_NP_THRESHOLDS["minilm"]
-    assert default_np_threshold("lm") == STANDIN_NP_THRESHOLDS["lm"]
+    assert default_np_threshold(None) == STANDIN_NP_THRESHOLDS["lm"]  # "lm" is the default
+    assert default_np_threshold("minilm") == STANDIN_NP_THRESHOLDS["minilm"] < 0.01
     resolved = Estimator(EvalConfig(index=db_index)).config.np_threshold
-    assert resolved == STANDIN_NP_THRESHOLDS["minilm"]
+    assert resolved == STANDIN_NP_THRESHOLDS["lm"]
+    minilm = Estimator(EvalConfig(index=db_index, np_model="minilm")).config.np_threshold
+    assert minilm == STANDIN_NP_THRESHOLDS["minilm"]
     given = Estimator(EvalConfig(index=db_index, np_threshold=0.5)).config.np_threshold
     assert given == 0.5

@@ -85,3 +85,34 @@ def test_eval_pipeline_with_decomposition(db_index, tmp_path):
     rows2 = again.run(list(read_bios(src)), tmp_path / "out2.jsonl", progress=False)
     assert summarize(rows2) == summary
     assert again.cache.misses == 0 or again._lm is None
+
+
+def test_default_np_separates_supported_facts(db_index, tmp_path):
+    """The default NP scorer (the causal LM's token probabilities given the passages) puts
+    the humans' supported facts above their not-supported ones on a real bio, and the
+    ensemble accepts a fact only where both the margin and NP do."""
+    from factscore_local.estimator import DEFAULT_NP_MODEL, STANDIN_NP_THRESHOLDS
+
+    assert DEFAULT_NP_MODEL == "lm"
+    bio = next(iter(read_bios(require(CHATGPT))))
+    labels = {t: lab for t, lab in human_labels(bio).items() if lab in ("S", "NS")}
+    config = EvalConfig(
+        index=db_index, lm=need(DEFAULT_LM), verifier="retrieve-lm+np", cache=tmp_path / "c.db"
+    )
+    estimator = Estimator(config)
+    assert config.np_threshold == STANDIN_NP_THRESHOLDS["lm"]
+    items = [(bio.topic, bio.topic, atom) for atom in labels]
+    decisions = estimator.verify(items)
+    np_by_label: dict[str, list[float]] = {"S": [], "NS": []}
+    for (_, _, atom), d in zip(items, decisions, strict=True):
+        assert 0.0 <= d["np"] <= 1.0
+        both = d["margin"] > config.margin and d["np"] > config.np_threshold
+        assert d["is_supported"] == both
+        np_by_label[labels[atom]].append(d["np"])
+    assert np_by_label["S"] and np_by_label["NS"]
+    mean = {k: sum(v) / len(v) for k, v in np_by_label.items()}
+    assert mean["S"] > mean["NS"], mean
+    # Resumes from the cache: a second estimator computes nothing.
+    again = Estimator(config)
+    assert again.verify(items) == decisions
+    assert again.cache.misses == 0

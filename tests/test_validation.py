@@ -196,6 +196,8 @@ def test_calibrate_then_eval_with_its_settings(db_index, tmp_path):
         "--use-atomic-facts",
         "--verifier",
         "np",
+        "--np-model",  # the cheap encoder stand-in keeps this test fast
+        "minilm",
         "--cache",
         str(tmp_path / "cache.db"),
         "--quiet",
