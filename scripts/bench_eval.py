@@ -527,26 +527,39 @@ def main(argv: list[str] | None = None) -> int:
 
     # 5. NP and the trivial verifiers -----------------------------------------------------------
     if "np" not in skip:
-        t0 = time.perf_counter()
-        scorer = est.np_scorer()
-        np_load = time.perf_counter() - t0
-        scorer.clear_cache()
-        fresh_cache()
-        log(f"NP on {m} facts")
-        t0 = time.perf_counter()
-        probs = [est.np_probability(title, topic, atom) for title, topic, atom in items]
-        secs = time.perf_counter() - t0
-        out["np"] = emit(
-            {
-                "measure": "verify_np",
-                "facts": m,
-                "seconds": round(secs, 3),
-                "facts_per_s": rate(m, secs),
-                "s_per_fact": round(secs / m, 4),
-                "load_s": round(np_load, 2),
-                "supported": sum(p > cfg.np_threshold for p in probs),
-            }
-        )
+        # Each NP scorer alone: the default (the causal LM, sharing the loaded weights) and
+        # the MiniLM encoder with NPM's math.
+        from factscore_local.estimator import DEFAULT_NP_MODEL, default_np_threshold
+
+        out["np"] = {}
+        for np_model in dict.fromkeys((DEFAULT_NP_MODEL, "lm", "minilm")):
+            threshold = default_np_threshold(np_model)
+            est.config = dataclasses.replace(
+                cfg, verifier="np", np_model=np_model, np_threshold=threshold
+            )
+            est._np = None
+            t0 = time.perf_counter()
+            est.np_scorer()
+            np_load = time.perf_counter() - t0
+            fresh_cache()
+            reset_state(raw)
+            log(f"NP ({np_model}) on {m} facts")
+            t0 = time.perf_counter()
+            probs = est.np_probabilities(items)
+            secs = time.perf_counter() - t0
+            out["np"][np_model] = emit(
+                {
+                    "measure": f"verify_np_{np_model}",
+                    "default": np_model == DEFAULT_NP_MODEL,
+                    "facts": m,
+                    "seconds": round(secs, 3),
+                    "facts_per_s": rate(m, secs),
+                    "s_per_fact": round(secs / m, 4),
+                    "load_s": round(np_load, 2),
+                    "supported": sum(p > threshold for p in probs),
+                }
+            )
+        est.config = cfg
     if "trivial" not in skip:
         for verifier in ("always-supported", "always-not-supported", "random"):
             est.config = dataclasses.replace(cfg, verifier=verifier)
@@ -609,8 +622,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{r['logits_vs_generation_speedup']}x, prefix reuse "
                 f"{out['noreuse']['prefix_reuse_speedup']}x"
             )
-    if "np" in out:
-        lines.append(f"NP: {out['np']['facts_per_s']} facts/s (load {out['np']['load_s']} s)")
+    for np_model, r in out.get("np", {}).items():
+        lines.append(
+            f"NP ({np_model}{', default' * r['default']}): {r['facts_per_s']} facts/s "
+            f"(load {r['load_s']} s)"
+        )
     lines.append(f"peak RSS {peak_mb:.0f} MB")
     print("\n" + "\n".join(f"# {line}" for line in lines), flush=True)
     return 0
