@@ -1,6 +1,6 @@
 """FActScore's Tables 1, 3 and 9 on the dev split, with the embedded CPU models.
 
-    python scripts/reproduce_tables.py --index dev-index
+    python scripts/reproduce_tables.py --index dev-index --np-model minilm
 
 - Table 1: statistics of the labeled dev files (all topics; no model).
 - Table 3 / Table 9: ER (estimated FActScore) and micro-F1 per verifier on ``--topics``
@@ -10,7 +10,10 @@
   once with the default thresholds and once calibrated by 2-fold cross-fitting over the
   fixed topic halves (thresholds fitted on one half, measured on the other: no number is
   fitted on the data it is measured on).
-- NP stand-ins: the MiniLM encoder with NPM's math vs the causal LM's token probabilities.
+- NP stand-ins: the MiniLM encoder with NPM's math vs the causal LM's token probabilities,
+  on ``--np-topics`` topics, half from each topic half (cross-fitting within them).
+- What limits the estimate: the share of human-supported facts' content words present on
+  the dev pages (no model), and per-label agreement of retrieve-lm with the humans.
 - Own decomposition on the first ``--own-topics`` topics; ablations (BM25 vs dense, k,
   demonstrations) on the first ``--ablation-topics`` topics.
 
