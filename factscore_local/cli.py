@@ -325,8 +325,8 @@ ESTIMATOR_OPTIONS = [
         "--np-threshold",
         type=float,
         default=None,
-        help="Supported when NP exceeds this; default: 0.3 (NPM's) for a masked LM, "
-        "a value fitted on dev topics for the stand-ins 'minilm' and 'lm'.",
+        help="Supported when NP exceeds this; default: 0.3 (NPM's) for a masked LM and "
+        "for 'lm' (fitted values lie around it), 0.004 (fitted on dev topics) for 'minilm'.",
     ),
     click.option(
         "--margin",
