@@ -9,7 +9,12 @@ from pathlib import Path
 import click
 
 from factscore_local import __version__
-from factscore_local.estimator import DEFAULT_NP_MODEL, VERIFIERS
+from factscore_local.estimator import (
+    DEFAULT_NP_MODEL,
+    NPM_THRESHOLD,
+    STANDIN_NP_THRESHOLDS,
+    VERIFIERS,
+)
 
 
 def _fail(message: str) -> None:
@@ -325,8 +330,9 @@ ESTIMATOR_OPTIONS = [
         "--np-threshold",
         type=float,
         default=None,
-        help="Supported when NP exceeds this; default: 0.3 (NPM's) for a masked LM and "
-        "for 'lm' (fitted values lie around it), 0.004 (fitted on dev topics) for 'minilm'.",
+        help=f"Supported when NP exceeds this; default: {NPM_THRESHOLD} (NPM's) for a masked "
+        f"LM, {STANDIN_NP_THRESHOLDS['lm']} for 'lm' (fitted values lie around it), "
+        f"{STANDIN_NP_THRESHOLDS['minilm']} (fitted on dev topics) for 'minilm'.",
     ),
     click.option(
         "--margin",
