@@ -146,31 +146,34 @@ def ir_convention(labeled: dict[str, list[dict]]) -> dict:
 
 def evidence_coverage(labeled: dict[str, list[dict]], index: Path) -> dict:
     """How much of each human-supported fact the dev page can show at all: the share of the
-    fact's content words found in its topic's page. The dev pages hold only the passages
-    BM25 found for ChatGPT's facts, so other subjects' true facts may have no evidence there.
-    No model: a bound on what any retrieval-based verifier can see."""
+    fact's content words found in its topic's page (the dev pages hold only the passages
+    BM25 found for ChatGPT's facts). No model: a bound on what any retrieval-based verifier
+    can see."""
     import re
 
     from index.reader import KnowledgeSource
     from npm.stopwords import STOPWORD_WORDS
 
     stop = {w.lower() for w in STOPWORD_WORDS}
-    words = lambda text: {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in stop}  # noqa: E731
+
+    def words(text: str) -> set[str]:
+        return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in stop}
+
     ks = KnowledgeSource(index)
     page_words: dict[str, set[str]] = {}
     out = {}
     for subject, records in labeled.items():
         shares = []
         for r in records:
-            if r["topic"] not in page_words:
-                page_words[r["topic"]] = set().union(
-                    *(words(p.text) for p in ks.get_passages(r["topic"]))
-                )
+            topic = r["topic"]
+            if topic not in page_words:
+                page_words[topic] = set().union(*(words(p.text) for p in ks.get_passages(topic)))
+            topic_words = words(topic)
             for sent in r["annotations"] or []:
                 for fact in sent.get("human-atomic-facts") or []:
-                    content = words(fact["text"]) - words(r["topic"])
+                    content = words(fact["text"]) - topic_words
                     if fact["label"] == "S" and content:
-                        shares.append(len(content & page_words[r["topic"]]) / len(content))
+                        shares.append(len(content & page_words[topic]) / len(content))
         out[subject] = {
             "supported_facts": len(shares),
             "mean_word_coverage": round(100 * float(np.mean(shares)), 1),
