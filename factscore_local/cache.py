@@ -11,6 +11,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 
@@ -69,3 +70,29 @@ class ResultCache:
     def close(self) -> None:
         if self.conn is not None:
             self.conn.close()
+
+
+def cached_batch(
+    cache: ResultCache,
+    kind: str,
+    keys: Sequence[str],
+    inputs: Sequence,
+    compute: Callable[[list], Iterable],
+    slice_size: int,
+    order: Callable[[object], object] | None = None,
+) -> list:
+    """Values for inputs, from the cache where present; the missing ones are computed in
+    slices of ``slice_size`` (sorted by ``order`` of their input, so neighbours share prompt
+    prefixes) and each slice is stored as soon as it is done: a killed run loses one slice at
+    most. Inputs with the same key are computed once."""
+    found = {key: cache.get(key) for key in keys}
+    todo = list({key: i for i, key in enumerate(keys) if found[key] is None}.values())
+    if order is not None:
+        todo.sort(key=lambda i: order(inputs[i]))
+    for start in range(0, len(todo), slice_size):
+        part = todo[start : start + slice_size]
+        values = list(compute([inputs[i] for i in part]))
+        new = dict(zip([keys[i] for i in part], values, strict=True))
+        cache.put_many(kind, new)
+        found.update(new)
+    return [found[key] for key in keys]

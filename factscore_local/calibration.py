@@ -12,94 +12,93 @@ The settings file it writes is read by ``fscore eval --settings``.
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from factscore_local.records import BioRow
 from factscore_local.validation import subject_name
+from factscore_local.verifiers import SIGNALS, THRESHOLD_SIGNAL, Thresholds, Verifier, get_verifier
 
-USES_MARGIN = {"retrieve-lm", "no-context-lm", "retrieve-lm+np"}
-USES_NP = {"np", "retrieve-lm+np"}
 OBJECTIVES = ("er", "f1")
 
 
 @dataclass
 class SubjectFacts:
-    """Raw verifier outputs of one subject file, as arrays."""
+    """Recorded signals of one subject file, as arrays."""
 
     human_score: float  # mean over the humans' responding bios, in [0, 1]
-    margin: np.ndarray  # estimate facts
-    np_value: np.ndarray
+    signals: dict[str, np.ndarray]  # estimate facts: signal name -> values
     bio: np.ndarray  # estimate fact -> index of its bio
     n_bios: int
     h_label: np.ndarray  # human facts: True where the humans did not say S (IR included)
-    h_margin: np.ndarray
-    h_np: np.ndarray
+    h_signals: dict[str, np.ndarray]
 
 
-def collect(rows: list[dict]) -> dict[str, SubjectFacts]:
-    """Arrays per subject from ``fscore eval`` rows of labeled bios."""
-    grouped: dict[str, list[dict]] = {}
+def _as_verifier(verifier: str | Verifier) -> Verifier:
+    return verifier if isinstance(verifier, Verifier) else get_verifier(verifier)
+
+
+def collect(rows: list[BioRow]) -> dict[str, SubjectFacts]:
+    """Arrays per subject from ``fscore eval`` rows of labeled bios (a signal a fact did not
+    record counts as 0)."""
+    grouped: dict[str, list[BioRow]] = {}
     for row in rows:
-        if "error" not in row and "human" in row:
-            grouped.setdefault(subject_name(row.get("source", "")), []).append(row)
+        if row.ok and row.human is not None:
+            grouped.setdefault(subject_name(row.source), []).append(row)
     out = {}
     for name, subject_rows in grouped.items():
-        margins, nps, bios = [], [], []
-        human_scores, h_label, h_margin, h_np = [], [], [], []
+        values: dict[str, list[float]] = {s: [] for s in SIGNALS}
+        h_values: dict[str, list[float]] = {s: [] for s in SIGNALS}
+        bios, human_scores, h_label = [], [], []
         n_bios = 0
         for row in subject_rows:
-            if row["human"]["score"] is not None:
-                human_scores.append(row["human"]["score"])
-            for fact in row["human"]["facts"]:
-                h_label.append(fact["label"] != "S")
-                h_margin.append(fact.get("margin", 0.0))
-                h_np.append(fact.get("np", 0.0))
-            if row["responded"] and row["decisions"]:
-                for d in row["decisions"]:
-                    margins.append(d.get("margin", 0.0))
-                    nps.append(d.get("np", 0.0))
+            if row.human.score is not None:
+                human_scores.append(row.human.score)
+            for fact in row.human.facts:
+                h_label.append(fact.label != "S")
+                recorded = fact.signals()
+                for s in SIGNALS:
+                    h_values[s].append(recorded.get(s, 0.0))
+            if row.responded and row.decisions:
+                for d in row.decisions:
+                    recorded = d.signals()
+                    for s in SIGNALS:
+                        values[s].append(recorded.get(s, 0.0))
                     bios.append(n_bios)
                 n_bios += 1
         out[name] = SubjectFacts(
             human_score=float(np.mean(human_scores)) if human_scores else float("nan"),
-            margin=np.asarray(margins, float),
-            np_value=np.asarray(nps, float),
+            signals={s: np.asarray(v, float) for s, v in values.items()},
             bio=np.asarray(bios, int),
             n_bios=n_bios,
             h_label=np.asarray(h_label, bool),
-            h_margin=np.asarray(h_margin, float),
-            h_np=np.asarray(h_np, float),
+            h_signals={s: np.asarray(v, float) for s, v in h_values.items()},
         )
     return out
 
 
-def _decide(margin, np_value, verifier: str, m: float, t: float) -> np.ndarray:
-    supported = np.ones(len(margin), bool)
-    if verifier in USES_MARGIN:
-        supported &= margin > m
-    if verifier in USES_NP:
-        supported &= np_value > t
-    return supported
-
-
-def estimated_score(s: SubjectFacts, verifier: str, m: float, t: float) -> float:
+def estimated_score(s: SubjectFacts, verifier: str | Verifier, thresholds: Thresholds) -> float:
     """Estimated FActScore (no length penalty), in [0, 1]."""
     if s.n_bios == 0:
         return float("nan")
-    supported = _decide(s.margin, s.np_value, verifier, m, t)
+    supported = _as_verifier(verifier).decide(s.signals, thresholds, len(s.bio))
     per_bio = np.bincount(s.bio, weights=supported, minlength=s.n_bios) / np.bincount(
         s.bio, minlength=s.n_bios
     )
     return float(per_bio.mean())
 
 
-def f1_score(subjects: list[SubjectFacts], verifier: str, m: float, t: float) -> float:
+def f1_score(
+    subjects: list[SubjectFacts], verifier: str | Verifier, thresholds: Thresholds
+) -> float:
+    verifier = _as_verifier(verifier)
     tp = fp = fn = 0
     for s in subjects:
-        predicted = ~_decide(s.h_margin, s.h_np, verifier, m, t)
+        predicted = ~verifier.decide(s.h_signals, thresholds, len(s.h_label))
         tp += int(np.sum(predicted & s.h_label))
         fp += int(np.sum(predicted & ~s.h_label))
         fn += int(np.sum(~predicted & s.h_label))
@@ -116,47 +115,58 @@ def _candidates(values: np.ndarray, default: float) -> np.ndarray:
 
 def fit(
     subjects: dict[str, SubjectFacts],
-    verifier: str,
+    verifier: str | Verifier,
     objective: str = "er",
-    default_margin: float = 0.0,
-    default_np: float = 0.3,
+    defaults: Thresholds | None = None,
 ) -> dict:
     """The thresholds that optimise the objective on these subjects, with their figures."""
-    if verifier not in USES_MARGIN | USES_NP:
-        raise ValueError(f"{verifier!r} has no threshold to calibrate")
+    verifier = _as_verifier(verifier)
+    defaults = defaults or Thresholds()
+    if not verifier.thresholds:
+        raise ValueError(f"{verifier.name!r} has no threshold to calibrate")
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}")
     if not subjects:
         raise ValueError("no labeled bios to calibrate on (lines need 'annotations')")
     items = list(subjects.values())
-    all_margins = np.concatenate([np.concatenate([s.margin, s.h_margin]) for s in items])
-    all_nps = np.concatenate([np.concatenate([s.np_value, s.h_np]) for s in items])
-    margins = _candidates(all_margins, default_margin) if verifier in USES_MARGIN else [0.0]
-    thresholds = _candidates(all_nps, default_np) if verifier in USES_NP else [default_np]
+    grids = []
+    for name in ("margin", "np"):  # a threshold the rule does not read stays at its default
+        if name not in verifier.thresholds:
+            grids.append([getattr(defaults, name)])
+            continue
+        signal = THRESHOLD_SIGNAL[name]
+        observed = np.concatenate(
+            [np.concatenate([s.signals[signal], s.h_signals[signal]]) for s in items]
+        )
+        grids.append(_candidates(observed, getattr(defaults, name)))
 
-    def figures(m: float, t: float) -> tuple[float, float]:
-        ers = [abs(estimated_score(s, verifier, m, t) - s.human_score) for s in items]
-        return 100 * float(np.nanmean(ers)), 100 * f1_score(items, verifier, m, t)
+    def figures(thresholds: Thresholds) -> tuple[float, float]:
+        ers = [abs(estimated_score(s, verifier, thresholds) - s.human_score) for s in items]
+        return 100 * float(np.nanmean(ers)), 100 * f1_score(items, verifier, thresholds)
 
     best = None
-    for m in margins:
-        for t in thresholds:
-            er, f1 = figures(float(m), float(t))
-            key = (er, -f1) if objective == "er" else (-f1, er)
-            if best is None or key < best[0]:
-                best = (key, float(m), float(t), er, f1)
-    _, m, t, er, f1 = best
-    default_er, default_f1 = figures(default_margin, default_np)
+    for m, t in itertools.product(*grids):
+        thresholds = Thresholds(float(m), float(t))
+        er, f1 = figures(thresholds)
+        key = (er, -f1) if objective == "er" else (-f1, er)
+        if best is None or key < best[0]:
+            best = (key, thresholds, er, f1)
+    _, chosen, er, f1 = best
+    default_er, default_f1 = figures(defaults)
     return {
-        "verifier": verifier,
+        "verifier": verifier.name,
         "objective": objective,
-        "margin": round(m, 4),
-        "np_threshold": round(t, 4),
+        "margin": round(chosen.margin, 4),
+        "np_threshold": round(chosen.np, 4),
         "fit": {"error_rate": round(er, 2), "f1_micro": round(f1, 2)},
         "defaults": {"error_rate": round(default_er, 2), "f1_micro": round(default_f1, 2)},
         "n_bios": sum(s.n_bios for s in items),
         "n_human_facts": sum(len(s.h_label) for s in items),
     }
+
+
+def settings_thresholds(settings: dict) -> Thresholds:
+    return Thresholds(settings["margin"], settings["np_threshold"])
 
 
 def write_settings(path: Path, settings: dict) -> None:
@@ -178,30 +188,38 @@ def read_settings(path: Path) -> dict:
 
 
 def apply_thresholds(
-    rows: list[dict], verifier: str, margin: float, np_threshold: float, gamma: float = 10.0
-) -> list[dict]:
-    """Rows re-decided with other thresholds from their recorded margins and NP values, and
-    re-scored (what ``fscore eval --settings`` would give, without running a model)."""
+    rows: list[BioRow], verifier: str | Verifier, thresholds: Thresholds, gamma: float = 10.0
+) -> list[BioRow]:
+    """Rows re-decided with other thresholds from their recorded signals, and re-scored
+    (what ``fscore eval --settings`` would give, without running a model)."""
+    from dataclasses import replace
+
     from factscore_local.scoring import score_bio
 
-    def decide(fact: dict) -> bool:
-        supported = True
-        if verifier in USES_MARGIN:
-            supported &= fact["margin"] > margin
-        if verifier in USES_NP:
-            supported &= fact["np"] > np_threshold
-        return bool(supported)
+    verifier = _as_verifier(verifier)
+
+    def redecide(facts) -> tuple:
+        return tuple(
+            replace(f, is_supported=verifier.decide_one(f.signals(), thresholds)) for f in facts
+        )
 
     out = []
     for row in rows:
-        if "error" in row:
+        if not row.ok:
             out.append(row)
             continue
-        row = {**row, "decisions": [{**d, "is_supported": decide(d)} for d in row["decisions"]]}
-        if "human" in row:
-            facts = [{**f, "is_supported": decide(f)} for f in row["human"]["facts"]]
-            row["human"] = {**row["human"], "facts": facts}
-        scored = score_bio([d["is_supported"] for d in row["decisions"]] or None, gamma)
-        row.update(init_score=scored.init_score, score=scored.score)
-        out.append(row)
+        decisions = redecide(row.decisions)
+        human = row.human
+        if human is not None:
+            human = replace(human, facts=redecide(human.facts))
+        scored = score_bio([d.is_supported for d in decisions] or None, gamma)
+        out.append(
+            replace(
+                row,
+                decisions=decisions,
+                human=human,
+                init_score=scored.init_score,
+                score=scored.score,
+            )
+        )
     return out

@@ -9,12 +9,19 @@ from pathlib import Path
 import click
 
 from factscore_local import __version__
-from factscore_local.estimator import (
+from factscore_local.config import (
+    ABSTAIN_RULES,
+    DECOMPOSE_PROMPTS,
     DEFAULT_NP_MODEL,
+    DEFAULTS,
+    LM_BACKENDS,
     NPM_THRESHOLD,
+    PASSAGE_ORDERS,
+    RETRIEVALS,
     STANDIN_NP_THRESHOLDS,
-    VERIFIERS,
 )
+from factscore_local.verifiers import verifier_names
+from index.offline import enforce_offline
 
 
 def _fail(message: str) -> None:
@@ -26,6 +33,7 @@ def _fail(message: str) -> None:
 @click.version_option(__version__, prog_name="fscore")
 def main() -> None:
     """Offline FActScore: build a Wikipedia knowledge source, then score generations."""
+    enforce_offline()
 
 
 @main.command("build-index")
@@ -212,7 +220,10 @@ def search_cmd(index_dir, query, k, method, title) -> None:
 def demo_cmd(out, lm) -> None:
     """Build an index from the embedded dump excerpt, look a page up, and estimate
     FActScore of the project's demo bios (data/demo_bios.jsonl)."""
-    from factscore_local.estimator import Estimator, EvalConfig, read_bios, summarize
+    from factscore_local.config import EvalConfig
+    from factscore_local.estimator import Estimator
+    from factscore_local.inputs import read_bios
+    from factscore_local.scoring import summarize
     from index.builder import BuildOptions, build_index
     from index.demo_data import find_dump
     from index.reader import KnowledgeSource
@@ -239,19 +250,17 @@ def demo_cmd(out, lm) -> None:
         "(atomic facts and True/False with the local LM; CPU, a few minutes)"
     )
     estimator = Estimator(EvalConfig(index=out, lm=lm, cache=out / "eval-cache.db"))
-    out_file = out / "demo_bios.scored.jsonl"
-    summary = summarize(estimator.run(bios, out_file))
-    for line in out_file.read_text().splitlines():
-        row = json.loads(line)
-        if "error" in row:
-            click.echo(f"  {row['topic']}: error: {row['error']}")
+    rows = estimator.run(bios, out / "demo_bios.scored.jsonl")
+    for row in rows:
+        if not row.ok:
+            click.echo(f"  {row.topic}: error: {row.error}")
             continue
         click.echo(
-            f"  {row['topic']}: {row['n_facts']} facts, "
-            f"{100 * (row['init_score'] or 0):.0f}% supported"
+            f"  {row.topic}: {row.n_facts} facts, {100 * (row.init_score or 0):.0f}% supported"
         )
-        for d in row["decisions"]:
-            click.echo(f"     [{'S' if d['is_supported'] else 'x'}] {d['atom']}")
+        for d in row.decisions:
+            click.echo(f"     [{'S' if d.is_supported else 'x'}] {d.atom}")
+    summary = summarize(rows)
     _print_summary(summary, "retrieve-lm")
 
 
@@ -292,7 +301,6 @@ def models_list_cmd() -> None:
 ESTIMATOR_OPTIONS = [
     click.option(
         "--index",
-        "index_dir",
         required=True,
         type=click.Path(path_type=Path),
         help="Index directory built by build-index.",
@@ -309,17 +317,26 @@ ESTIMATOR_OPTIONS = [
     click.option("--lm", default=None, help="Embedded model name, a GGUF file or an HF directory."),
     click.option(
         "--lm-backend",
-        type=click.Choice(["auto", "llama.cpp", "transformers"]),
-        default="auto",
+        "backend",
+        type=click.Choice(LM_BACKENDS),
+        default=DEFAULTS["backend"],
         show_default=True,
     ),
     click.option(
-        "--verifier", type=click.Choice(list(VERIFIERS)), default="retrieve-lm", show_default=True
+        "--verifier",
+        type=click.Choice(verifier_names()),
+        default=DEFAULTS["verifier"],
+        show_default=True,
     ),
     click.option(
-        "--retrieval", type=click.Choice(["bm25", "dense"]), default="bm25", show_default=True
+        "--retrieval",
+        type=click.Choice(RETRIEVALS),
+        default=DEFAULTS["retrieval"],
+        show_default=True,
     ),
-    click.option("--k", default=5, show_default=True, help="Passages per fact for the LM."),
+    click.option(
+        "--k", default=DEFAULTS["k"], show_default=True, help="Passages per fact for the LM."
+    ),
     click.option(
         "--np-model",
         default=None,
@@ -336,7 +353,7 @@ ESTIMATOR_OPTIONS = [
     ),
     click.option(
         "--margin",
-        default=0.0,
+        default=DEFAULTS["margin"],
         show_default=True,
         help="Supported when logit(True) - logit(False) exceeds this.",
     ),
@@ -348,8 +365,8 @@ ESTIMATOR_OPTIONS = [
     ),
     click.option(
         "--abstain",
-        type=click.Choice(["generic", "perplexity_ai", "none"]),
-        default="generic",
+        type=click.Choice(ABSTAIN_RULES),
+        default=DEFAULTS["abstain"],
         show_default=True,
     ),
     click.option(
@@ -360,16 +377,16 @@ ESTIMATOR_OPTIONS = [
     ),
     click.option(
         "--passage-order",
-        type=click.Choice(["page", "rank"]),
-        default="page",
+        type=click.Choice(PASSAGE_ORDERS),
+        default=DEFAULTS["passage_order"],
         show_default=True,
         help="Order of the passages in the prompt: 'page' (shares more prompt prefix between "
         "facts, faster) or 'rank' (FActScore's: best passage last).",
     ),
     click.option(
         "--decompose-prompt",
-        type=click.Choice(["ours", "reference"]),
-        default="ours",
+        type=click.Choice(DECOMPOSE_PROMPTS),
+        default=DEFAULTS["decompose_prompt"],
         show_default=True,
         help="'reference': FActScore's instruction text verbatim, no bullet prime (with "
         "--demos demons.json, its exact prompts).",
@@ -385,7 +402,9 @@ ESTIMATOR_OPTIONS = [
         default=None,
         help="SQLite cache of model results (default: <index>/eval-cache.db).",
     ),
-    click.option("--seed", default=0, show_default=True, help="Seed of the random verifier."),
+    click.option(
+        "--seed", default=DEFAULTS["seed"], show_default=True, help="Seed of the random verifier."
+    ),
     click.option(
         "--n-samples",
         default=None,
@@ -401,6 +420,8 @@ ESTIMATOR_OPTIONS = [
     ),
     click.option("--quiet", is_flag=True),
 ]
+# Options that are not settings of the estimator.
+RUN_OPTIONS = ("inputs", "settings", "n_samples", "topic_half", "quiet")
 
 
 def estimator_options(command):
@@ -409,45 +430,28 @@ def estimator_options(command):
     return command
 
 
-def _config_and_bios(ctx: click.Context, opts: dict, gamma: float = 10.0, validate: bool = True):
-    """EvalConfig and bios from the shared options; a settings file fills what was not given."""
-    from factscore_local.estimator import EvalConfig, read_bios
+def _config_and_bios(ctx: click.Context, opts: dict, **fixed):
+    """EvalConfig and bios from the shared options; a settings file fills what was not
+    given on the command line."""
+    from factscore_local.calibration import read_settings
+    from factscore_local.config import build_config
+    from factscore_local.inputs import read_bios
     from factscore_local.validation import topic_half
 
-    index_dir = opts["index_dir"]
+    index_dir = opts["index"]
     if not (index_dir / "manifest.json").exists():
         _fail(f"{index_dir} is not an index directory (no manifest.json); run build-index")
-    if opts["settings"] is not None:
-        from factscore_local.calibration import read_settings
-
-        try:
-            settings = read_settings(opts["settings"])
-        except ValueError as exc:
-            _fail(str(exc))
-        for key in ("verifier", "margin", "np_threshold", "np_model"):
-            given = ctx.get_parameter_source(key) == click.core.ParameterSource.COMMANDLINE
-            if key in settings and not given:
-                opts[key] = settings[key]
-    config = EvalConfig(
-        index=index_dir,
-        lm=opts["lm"],
-        backend=opts["lm_backend"],
-        verifier=opts["verifier"],
-        retrieval=opts["retrieval"],
-        k=opts["k"],
-        np_model=opts["np_model"],
-        np_threshold=opts["np_threshold"],
-        margin=opts["margin"],
-        gamma=gamma,
-        abstain=None if opts["abstain"] == "none" else opts["abstain"],
-        demos=opts["demos"],
-        decompose_prompt=opts["decompose_prompt"],
-        passage_order=opts["passage_order"],
-        use_atomic_facts=opts["use_atomic_facts"],
-        cache=opts["cache"] or index_dir / "eval-cache.db",
-        seed=opts["seed"],
-        validate=validate,
-    )
+    options = {k: v for k, v in opts.items() if k not in RUN_OPTIONS}
+    options["cache"] = options["cache"] or index_dir / "eval-cache.db"
+    options.update(fixed)
+    explicit = {
+        k for k in options if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE
+    }
+    try:
+        settings = read_settings(opts["settings"]) if opts["settings"] is not None else None
+        config = build_config(options, settings, explicit)
+    except ValueError as exc:
+        _fail(str(exc))
     bios = []
     for path in opts["inputs"]:
         file_bios = list(read_bios(path))
@@ -466,7 +470,9 @@ def _config_and_bios(ctx: click.Context, opts: dict, gamma: float = 10.0, valida
     default=None,
     help="Where to write one JSON line per bio.",
 )
-@click.option("--gamma", default=10.0, show_default=True, help="Length penalty; 0 disables.")
+@click.option(
+    "--gamma", default=DEFAULTS["gamma"], show_default=True, help="Length penalty; 0 disables."
+)
 @click.option(
     "--validate/--no-validate",
     default=True,
@@ -477,11 +483,13 @@ def _config_and_bios(ctx: click.Context, opts: dict, gamma: float = 10.0, valida
 @click.pass_context
 def eval_cmd(ctx, out, gamma, validate, as_json, **opts) -> None:
     """Estimate FActScore of the generations in --input."""
-    from factscore_local.estimator import Estimator, InputError, summarize
+    from factscore_local.estimator import Estimator
+    from factscore_local.inputs import InputError
+    from factscore_local.scoring import summarize
     from factscore_local.validation import validate_rows
 
     try:
-        config, bios = _config_and_bios(ctx, opts, gamma, validate)
+        config, bios = _config_and_bios(ctx, opts, gamma=gamma, validate=validate)
         rows = Estimator(config).run(bios, out, progress=not opts["quiet"])
     except (InputError, FileNotFoundError, ValueError, RuntimeError) as exc:
         _fail(str(exc))
@@ -541,17 +549,16 @@ VALIDATION_KEYS = (
 def calibrate_cmd(ctx, out, objective, **opts) -> None:
     """Fit the verifier's thresholds (margin, NP) on human-labeled bios."""
     from factscore_local.calibration import collect, fit, write_settings
-    from factscore_local.estimator import Estimator, InputError
+    from factscore_local.estimator import Estimator
+    from factscore_local.inputs import InputError
 
     try:
         config, bios = _config_and_bios(ctx, opts, validate=True)
         rows = Estimator(config).run(bios, None, progress=not opts["quiet"])
-        settings = fit(
-            collect(rows), config.verifier, objective, config.margin, config.np_threshold
-        )
+        settings = fit(collect(rows), config.verifier, objective, config.thresholds)
     except (InputError, FileNotFoundError, ValueError, RuntimeError) as exc:
         _fail(str(exc))
-    settings["np_model"] = config.np_model or DEFAULT_NP_MODEL
+    settings["np_model"] = config.np_model_spec
     settings["lm"] = config.lm
     settings["fitted_on"] = {
         "inputs": [str(p) for p in opts["inputs"]],

@@ -41,3 +41,12 @@ def aggregate(bios: list[BioScore]) -> dict:
         "n_responding": n,
         "n_facts": sum(b.n_facts for b in responding),
     }
+
+
+def summarize(rows) -> dict:
+    """The summary of ``fscore eval`` rows (``records.BioRow``): FActScore's aggregates over
+    the bios that could be evaluated, and how many could not."""
+    scored = [BioScore(r.responded, r.n_facts, r.init_score, r.score) for r in rows if r.ok]
+    summary = aggregate(scored)
+    summary["n_errors"] = sum(1 for r in rows if not r.ok)
+    return summary

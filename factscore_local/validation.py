@@ -2,12 +2,8 @@
 
 Definitions (FActScore paper, §3.3, §4.2 and App. B.2):
 
-- Human FActScore of a bio = supported / all facts, where a sentence with human atomic facts
-  contributes its S, NS and IR facts (NS and IR not supported), and a sentence without them
-  (judged irrelevant, or left empty) contributes its ``model-atomic-facts`` as not
-  supported. The file's score is the mean over responding bios (``annotations`` not null,
-  at least one fact). This reproduces 59.7 / 50.5 / 74.8 on the dev files and the paper's
-  Table 1 on the full release.
+- Human FActScore of a bio: see ``labeled.human_bio_score``. The file's score is the mean
+  over responding bios (``annotations`` not null, at least one fact).
 - ER = |estimated - human| in points; over- or under-estimation beyond 5 points is marked.
 - micro-F1 on not-supported facts, pooled over all human atomic facts of a file: G = facts
   the humans did not label S (NS, and IR in the ``ir_as_ns`` convention), P = facts the
@@ -22,41 +18,9 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from factscore_local.records import BioRow
+
 MARK_BEYOND = 5.0  # points; the paper marks over-/under-estimation beyond this
-
-
-@dataclass(frozen=True)
-class HumanFact:
-    sentence: str
-    text: str
-    label: str  # "S", "NS" or "IR"
-
-
-def human_facts(annotations: list | None) -> list[HumanFact]:
-    """The human atomic facts of a bio (from sentences that have them)."""
-    out = []
-    for sent in annotations or []:
-        for fact in sent.get("human-atomic-facts") or []:
-            out.append(HumanFact(sent.get("text", ""), fact["text"], fact["label"]))
-    return out
-
-
-def human_bio_score(annotations: list | None) -> tuple[float, int] | None:
-    """(score, number of facts) of one bio under the paper's definition; None when the bio
-    does not respond."""
-    if annotations is None:
-        return None
-    supported = total = 0
-    for sent in annotations:
-        facts = sent.get("human-atomic-facts")
-        if facts:
-            supported += sum(1 for f in facts if f["label"] == "S")
-            total += len(facts)
-        else:  # an irrelevant sentence: its model facts count as not supported
-            total += len(sent.get("model-atomic-facts") or [])
-    if total == 0:
-        return None
-    return supported / total, total
 
 
 @dataclass(frozen=True)
@@ -186,26 +150,25 @@ def subject_name(source: str) -> str:
     return name[: -len(".jsonl")] if name.endswith(".jsonl") else name
 
 
-def bio_result(row: dict) -> BioResult | None:
+def bio_result(row: BioRow) -> BioResult | None:
     """A validation record of one output row of ``fscore eval``; None without labels."""
-    if "error" in row or "human" not in row:
+    if not row.ok or row.human is None:
         return None
-    human = row["human"]
     return BioResult(
-        topic=row["topic"],
-        human=human["score"],
-        estimate=row["init_score"] if row["responded"] else None,
-        facts=[(f["label"], bool(f["is_supported"])) for f in human["facts"]],
+        topic=row.topic,
+        human=row.human.score,
+        estimate=row.init_score if row.responded else None,
+        facts=[(f.label or "", f.is_supported) for f in row.human.facts],
     )
 
 
-def validate_rows(rows: Sequence[dict], bootstrap: int = 1000, seed: int = 0) -> dict | None:
+def validate_rows(rows: Sequence[BioRow], bootstrap: int = 1000, seed: int = 0) -> dict | None:
     """Validation figures per subject file and pooled; None when no row carries labels."""
     by_subject: dict[str, list[BioResult]] = {}
     for row in rows:
         result = bio_result(row)
         if result is not None:
-            by_subject.setdefault(subject_name(row.get("source", "")), []).append(result)
+            by_subject.setdefault(subject_name(row.source), []).append(result)
     if not by_subject:
         return None
     subjects = {name: report(bios, bootstrap, seed) for name, bios in by_subject.items()}

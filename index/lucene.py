@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from index.chunking import strip_markers
+from index.offline import enforce_offline
 
 BM25_DIR = "bm25"
 
@@ -91,6 +92,7 @@ class LuceneIndex:
 
     def __init__(self, index_dir: Path) -> None:
         prepare_java_env()
+        enforce_offline()
         from pyserini.search.lucene import LuceneSearcher
 
         self.searcher = LuceneSearcher(str(index_dir))

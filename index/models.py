@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from index import offline  # noqa: F401
+from index.offline import enforce_offline
 
 DEFAULT_DENSE = "minilm"
 
@@ -31,6 +31,7 @@ def resolve_dense_model(spec: str) -> Path:
 
 
 def load_sentence_transformer(spec: str):
+    enforce_offline()
     from sentence_transformers import SentenceTransformer
 
     path = resolve_dense_model(spec)

@@ -1,12 +1,21 @@
-"""Make every model library stay off the network.
+"""Keep every model library off the network.
 
-Imported first by the packages that load models: Hugging Face libraries read these
-variables at import time, so they must be set before `transformers` is imported.
+``enforce_offline()`` is called by the CLI before anything else and by each loader right
+before it imports a Hugging Face library: those libraries read these variables at import
+time, so they must be set first. Calling it again is harmless.
 """
 
 import os
 
-for _name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
-    os.environ.setdefault(_name, "1")
-os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
+OFFLINE_VARIABLES = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+}
+
+
+def enforce_offline() -> None:
+    for name, value in OFFLINE_VARIABLES.items():
+        os.environ.setdefault(name, value)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from index import offline  # noqa: F401
+from index.offline import enforce_offline
 
 DEFAULT_TOKENIZER = "roberta"
 
@@ -140,6 +140,7 @@ def _gpt2_bpe_files() -> tuple[Path, Path]:
 
 
 def _packaged_roberta():
+    enforce_offline()
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
@@ -188,6 +189,7 @@ def load_tokenizer(spec: str = DEFAULT_TOKENIZER) -> PassageTokenizer:
             raise FileNotFoundError(
                 f"tokenizer {spec!r} is neither 'roberta', 'minilm' nor an existing local path"
             )
+    enforce_offline()
     from transformers import AutoTokenizer
 
     try:

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from index import offline  # noqa: F401  (must precede transformers: keeps it off the network)
+from index.offline import enforce_offline
 from npm.stopwords import derive_stopword_ids
 
 DEFAULT_NP_THRESHOLD = 0.3  # FActScore: supported only if NP > 0.3 (strict), tuned for npm-single
@@ -390,6 +390,7 @@ def _load_local(path: Path) -> tuple[Any, Any]:
             f"NP model directory {path} does not exist; NP needs a masked LM saved locally "
             "(e.g. facebook/npm-single downloaded beforehand with save_pretrained)"
         )
+    enforce_offline()  # before transformers is imported: it reads the variables then
     from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 

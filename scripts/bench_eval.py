@@ -55,8 +55,9 @@ def rate(n: float, seconds: float) -> float | None:
     return round(n / seconds, 3) if seconds > 0 else None
 
 
-def load_bios(path: Path, n: int, ks) -> list[dict]:
-    """The first n bios that respond (annotated) and whose topic the index knows."""
+def load_bios(path: Path, n: int, ks) -> list[tuple[str, dict]]:
+    """(page title, record) of the first n bios that respond (annotated) and whose topic
+    the index knows."""
     bios = []
     with path.open(encoding="utf-8") as f:
         for line in f:
@@ -69,20 +70,20 @@ def load_bios(path: Path, n: int, ks) -> list[dict]:
             if title is None:
                 log(f"skipping {obj['topic']!r}: not in the index")
                 continue
-            obj["_title"] = title
-            bios.append(obj)
+            bios.append((title, obj))
     return bios
 
 
-def take_facts(bios: list[dict], m: int) -> list[tuple[str, str, str]]:
+def take_facts(bios: list[tuple[str, dict]], m: int) -> list[tuple[str, str, str]]:
     """(title, topic, atom) for the first m model atomic facts, bio by bio, in order."""
-    items = []
-    for bio in bios:
-        for sent in bio["annotations"]:
-            for atom in sent.get("model-atomic-facts") or []:
-                if len(items) < m:
-                    items.append((bio["_title"], bio["topic"], atom["text"]))
-    return items
+    from factscore_local.labeled import model_facts
+
+    items = [
+        (title, bio["topic"], atom)
+        for title, bio in bios
+        for _, atom in model_facts(bio["annotations"])
+    ]
+    return items[:m]
 
 
 def reference_prompt(topic: str, atom: str, passages: list[tuple[str, str]]) -> str:
@@ -210,155 +211,99 @@ def machine(raw, lm_path: Path) -> dict:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--index", type=Path, required=True)
-    ap.add_argument("--lm", default=None, help="embedded model name, GGUF file or HF directory")
-    ap.add_argument("--backend", default="auto", choices=("auto", "llama.cpp", "transformers"))
-    ap.add_argument("--bios", type=int, default=3, help="N: bios to decompose, facts from")
-    ap.add_argument("--facts", type=int, default=50, help="M: facts to verify")
-    ap.add_argument(
-        "--ref-facts",
-        type=int,
-        default=None,
-        help="R: facts for the reference "
-        "procedure, the first R of the M (default min(M, 8); 0 skips it)",
-    )
-    ap.add_argument(
-        "--ref-ignore-eos",
-        action="store_true",
-        help="reference: always generate 128 tokens (default: stop at the end token)",
-    )
-    ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--skip", default="", help=f"comma-separated sections to skip: {SECTIONS}")
-    args = ap.parse_args(argv)
-    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
-    if skip - set(SECTIONS):
-        ap.error(f"unknown --skip sections: {sorted(skip - set(SECTIONS))}")
-    ref_n = min(args.facts, 8) if args.ref_facts is None else args.ref_facts
-    if ref_n == 0:
-        skip.add("ref")
+@dataclasses.dataclass
+class Bench:
+    """What the sections share: one loaded model, the config, the facts, the results."""
 
-    from factscore_local.cache import ResultCache
+    cfg: object  # EvalConfig
+    raw: object  # the loaded LocalLM
+    ks: object  # KnowledgeSource
+    items: list[tuple[str, str, str]]
+    bios: list[tuple[str, dict]]
+    out: dict = dataclasses.field(default_factory=dict)
+    prompts: list[str] = dataclasses.field(default_factory=list)  # ours, as verified
+    encoded: list[list[int]] = dataclasses.field(default_factory=list)
+    scores: list = dataclasses.field(default_factory=list)  # ours, TrueFalse per fact
+    noreuse_times: list[float] = dataclasses.field(default_factory=list)
+
+    def estimator(self, **changes):
+        """An estimator on the loaded model with a fresh memory-only cache: nothing comes
+        from earlier runs."""
+        from factscore_local.cache import ResultCache
+        from factscore_local.components import build_components
+        from factscore_local.estimator import Estimator
+
+        cfg = dataclasses.replace(self.cfg, **changes)
+        parts = build_components(cfg, knowledge=self.ks, cache=ResultCache(None), lm=self.raw)
+        return Estimator(cfg, parts)
+
+
+def section_decompose(b: Bench) -> None:
     from factscore_local.decompose import load_spacy
-    from factscore_local.estimator import CachedLM, Estimator, EvalConfig, model_identity
-    from factscore_local.lm import load_lm
-    from factscore_local.lm.base import LMStats, common_prefix
-    from factscore_local.model_store import resolve_lm
+    from factscore_local.lm.base import LMStats
 
-    cfg = EvalConfig(
-        index=args.index,
-        lm=args.lm,
-        backend=args.backend,
-        verifier="retrieve-lm",
-        retrieval="bm25",
-        k=5,
-        cache=None,
-        threads=args.threads,
-    )
-    est = Estimator(cfg)
-    lm_path = resolve_lm(args.lm)
+    est = b.estimator()
     t0 = time.perf_counter()
-    raw = load_lm(args.lm, args.backend, threads=args.threads)
-    load_s = time.perf_counter() - t0
-    identity = model_identity(lm_path, raw.backend)
-
-    def fresh_cache() -> None:
-        est.cache = ResultCache(None)
-        est._lm = CachedLM(raw, est.cache, identity)
-        est._decomposer = None
-
-    fresh_cache()
+    load_spacy()
+    decomposer = est.components.decomposer.get()  # demos and their BM25 index
+    setup_s = time.perf_counter() - t0
+    b.raw.stats = LMStats()
+    reset_state(b.raw)
+    log(f"decomposing {len(b.bios)} bios")
     t0 = time.perf_counter()
-    reset_state(raw)
-    raw._next_token_logits(raw.prompt_ids("Hello"), 0)  # pages the weights in
-    warm_s = time.perf_counter() - t0
-    info = emit(
+    results = decomposer.run_many([bio["output"] for _, bio in b.bios])
+    secs = time.perf_counter() - t0
+    n_sent = sum(len(r) for r in results)
+    n_facts = sum(len(fs) for r in results for _, fs in r)
+    gen = b.raw.stats.generated_tokens
+    b.out["decompose"] = emit(
         {
-            "measure": "machine",
-            **machine(raw, lm_path),
-            "load_s": round(load_s, 2),
-            "warmup_s": round(warm_s, 2),
+            "measure": "decompose",
+            "bios": len(b.bios),
+            "sentences": n_sent,
+            "prompted_sentences": est.cache.misses,
+            "facts": n_facts,
+            "generated_tokens": gen,
+            "seconds": round(secs, 2),
+            "setup_s": round(setup_s, 2),
+            "facts_per_s": rate(n_facts, secs),
+            "sentences_per_s": rate(n_sent, secs),
+            "gen_tokens_per_s": rate(gen, secs),
         }
     )
 
-    bios = load_bios(args.data, args.bios, est.ks)
-    items = take_facts(bios, args.facts)
-    if len(items) < args.facts:
-        log(f"only {len(items)} facts in {len(bios)} bios (asked for {args.facts})")
-    m = len(items)
-    if m == 0:
-        raise SystemExit("no facts to verify")
-    ref_n = min(ref_n, m)
-    digest = hashlib.sha256(json.dumps(items).encode()).hexdigest()[:12]
-    emit(
-        {
-            "measure": "facts",
-            "bios": [b["topic"] for b in bios],
-            "n_facts": m,
-            "ref_facts": ref_n,
-            "facts_digest": digest,
-        }
-    )
-    out: dict[str, dict] = {}
 
-    # 1. decomposition -------------------------------------------------------------------
-    if "decompose" not in skip:
-        t0 = time.perf_counter()
-        load_spacy()
-        decomposer = est.decomposer()  # demos and their BM25 index
-        setup_s = time.perf_counter() - t0
-        raw.stats = LMStats()
-        reset_state(raw)
-        log(f"decomposing {len(bios)} bios")
-        t0 = time.perf_counter()
-        results = decomposer.run_many([b["output"] for b in bios])
-        secs = time.perf_counter() - t0
-        n_sent = sum(len(r) for r in results)
-        n_facts = sum(len(fs) for r in results for _, fs in r)
-        gen = raw.stats.generated_tokens
-        out["decompose"] = emit(
-            {
-                "measure": "decompose",
-                "bios": len(bios),
-                "sentences": n_sent,
-                "prompted_sentences": est.cache.misses,
-                "facts": n_facts,
-                "generated_tokens": gen,
-                "seconds": round(secs, 2),
-                "setup_s": round(setup_s, 2),
-                "facts_per_s": rate(n_facts, secs),
-                "sentences_per_s": rate(n_sent, secs),
-                "gen_tokens_per_s": rate(gen, secs),
-            }
-        )
+def section_ours(b: Bench) -> None:
+    """Estimator.verify on the facts, with the prompts and scores it sent to the LM."""
+    from factscore_local.lm.base import LMStats
 
-    # 2. verification, ours ------------------------------------------------------------------
-    fresh_cache()
+    est = b.estimator()
+    raw, m = b.raw, len(b.items)
     raw.stats = LMStats()
     reset_state(raw)
-    captured: dict = {}
+    captured: dict = {"lm_s": 0.0, "prompts": [], "scores": []}
     inner_true_false = raw.true_false
 
     def timed_true_false(prompts):
         start = time.perf_counter()
         result = inner_true_false(prompts)
-        captured["lm_s"] = captured.get("lm_s", 0.0) + time.perf_counter() - start
-        captured.setdefault("prompts", []).extend(prompts)
-        captured.setdefault("scores", []).extend(result)
+        captured["lm_s"] += time.perf_counter() - start
+        captured["prompts"].extend(prompts)
+        captured["scores"].extend(result)
         return result
 
     raw.true_false = timed_true_false
     log(f"verifying {m} facts (ours)")
-    t0 = time.perf_counter()
-    decisions = est.verify(items)
-    secs = time.perf_counter() - t0
-    raw.true_false = inner_true_false
-    st = raw.stats
-    prompts, ours_scores = captured["prompts"], captured["scores"]
-    lm_s = captured["lm_s"]
-    out["ours"] = emit(
+    try:
+        t0 = time.perf_counter()
+        decisions = est.verify(b.items)
+        secs = time.perf_counter() - t0
+    finally:
+        raw.true_false = inner_true_false
+    st, lm_s = raw.stats, captured["lm_s"]
+    b.prompts, b.scores = captured["prompts"], captured["scores"]
+    b.encoded = [raw.prompt_ids(p) for p in b.prompts]
+    b.out["ours"] = emit(
         {
             "measure": "verify_ours",
             "facts": m,
@@ -372,91 +317,95 @@ def main(argv: list[str] | None = None) -> int:
             "evaluated_tokens": st.evaluated_tokens,
             "reused_share": round(1 - st.evaluated_tokens / st.prompt_tokens, 4),
             "mean_prompt_tokens": round(st.prompt_tokens / m, 1),
-            "supported": sum(d["is_supported"] for d in decisions),
+            "supported": sum(d.is_supported for d in decisions),
         }
     )
-    encoded = [raw.prompt_ids(p) for p in prompts]
 
-    # 4. variants of ours ----------------------------------------------------------------------
-    noreuse_times: list[float] = []
-    if "variants" not in skip:
-        log("variant: one full forward pass per fact")
-        margins = []
-        for ids in encoded:
-            reset_state(raw)
-            start = time.perf_counter()
-            margins.append(decide(raw, raw._next_token_logits(ids, 0)))
-            noreuse_times.append(time.perf_counter() - start)
-        secs = sum(noreuse_times)
-        diffs = [
-            abs((a[0] - a[1]) - (b.true_logit - b.false_logit))
-            for a, b in zip(margins, ours_scores, strict=True)
-        ]
-        agree = sum(
-            ((a[0] - a[1]) > 0) == (b.margin > 0) for a, b in zip(margins, ours_scores, strict=True)
-        )
-        out["noreuse"] = emit(
-            {
-                "measure": "verify_ours_no_prefix_reuse",
-                "facts": m,
-                "lm_seconds": round(secs, 3),
-                "facts_per_s": rate(m, secs),
-                "lm_s_per_fact": round(secs / m, 4),
-                "evaluated_tokens": sum(len(i) for i in encoded),
-                "prefix_reuse_speedup": round(secs / lm_s, 3),
-                "max_abs_margin_diff_vs_ours": round(float(max(diffs)), 5),
-                "decisions_agree_with_ours": f"{agree}/{m}",
-            }
-        )
 
-        log("variant: prefix reuse, facts in their original order")
+def section_variants(b: Bench) -> None:
+    """Ours without prefix reuse, and with reuse but the facts in their original order."""
+    from factscore_local.lm.base import common_prefix
+
+    raw, m = b.raw, len(b.items)
+    log("variant: one full forward pass per fact")
+    margins = []
+    for ids in b.encoded:
         reset_state(raw)
-        previous: list[int] = []
-        evaluated = 0
         start = time.perf_counter()
-        for ids in encoded:
-            reuse = min(common_prefix(previous, ids), len(ids) - 1)
-            raw._next_token_logits(ids, reuse)
-            evaluated += len(ids) - reuse
-            previous = ids
-        secs = time.perf_counter() - start
-        total = sum(len(i) for i in encoded)
-        out["unsorted"] = emit(
-            {
-                "measure": "verify_ours_original_order",
-                "facts": m,
-                "lm_seconds": round(secs, 3),
-                "facts_per_s": rate(m, secs),
-                "prompt_tokens": total,
-                "evaluated_tokens": evaluated,
-                "reused_share": round(1 - evaluated / total, 4),
-                "sorted_reused_share": out["ours"]["reused_share"],
-                "sorted_lm_seconds": out["ours"]["lm_seconds"],
-            }
-        )
+        margins.append(decide(raw, raw._next_token_logits(ids, 0)))
+        b.noreuse_times.append(time.perf_counter() - start)
+    secs = sum(b.noreuse_times)
+    pairs = list(zip(margins, b.scores, strict=True))
+    diffs = [abs((a[0] - a[1]) - (s.true_logit - s.false_logit)) for a, s in pairs]
+    agree = sum(((a[0] - a[1]) > 0) == (s.margin > 0) for a, s in pairs)
+    b.out["noreuse"] = emit(
+        {
+            "measure": "verify_ours_no_prefix_reuse",
+            "facts": m,
+            "lm_seconds": round(secs, 3),
+            "facts_per_s": rate(m, secs),
+            "lm_s_per_fact": round(secs / m, 4),
+            "evaluated_tokens": sum(len(i) for i in b.encoded),
+            "prefix_reuse_speedup": round(secs / b.out["ours"]["lm_seconds"], 3),
+            "max_abs_margin_diff_vs_ours": round(float(max(diffs)), 5),
+            "decisions_agree_with_ours": f"{agree}/{m}",
+        }
+    )
 
-    # 3. the reference procedure ---------------------------------------------------------------
-    if "ref" not in skip:
-        # Facts spread evenly over the M facts, so the subset is as representative of the
-        # prompt lengths (pages with one passage or many) as the M facts are.
-        ref_idx = [i * m // ref_n for i in range(ref_n)]
-        sub = [items[i] for i in ref_idx]
-        # Ours on the subset alone (less to share than over all M facts).
-        reset_state(raw)
-        raw.stats = LMStats()
-        start = time.perf_counter()
-        raw.true_false([prompts[i] for i in ref_idx])
-        ours_sub_s = time.perf_counter() - start
-        log(f"reference procedure on {ref_n} facts (up to {REF_MAX_NEW_TOKENS} new tokens each)")
-        rows = []
-        for j, (title, topic, atom) in enumerate(sub):
-            hits = est.ks.search_page(title, f"{topic} {atom}", k=cfg.k, method=cfg.retrieval)
-            ids = raw.prompt_ids(
-                reference_prompt(topic, atom, [(h.passage.title, h.passage.text) for h in hits])
-            )
-            ids = ids[-REF_MAX_PROMPT_TOKENS:]
-            r = reference_generate(raw, ids, args.ref_ignore_eos)
-            row = emit(
+    log("variant: prefix reuse, facts in their original order")
+    reset_state(raw)
+    previous: list[int] = []
+    evaluated = 0
+    start = time.perf_counter()
+    for ids in b.encoded:
+        reuse = min(common_prefix(previous, ids), len(ids) - 1)
+        raw._next_token_logits(ids, reuse)
+        evaluated += len(ids) - reuse
+        previous = ids
+    secs = time.perf_counter() - start
+    total = sum(len(i) for i in b.encoded)
+    b.out["unsorted"] = emit(
+        {
+            "measure": "verify_ours_original_order",
+            "facts": m,
+            "lm_seconds": round(secs, 3),
+            "facts_per_s": rate(m, secs),
+            "prompt_tokens": total,
+            "evaluated_tokens": evaluated,
+            "reused_share": round(1 - evaluated / total, 4),
+            "sorted_reused_share": b.out["ours"]["reused_share"],
+            "sorted_lm_seconds": b.out["ours"]["lm_seconds"],
+        }
+    )
+
+
+def section_reference(b: Bench, ref_n: int, ignore_eos: bool) -> None:
+    """FActScore's procedure on ref_n facts spread evenly over the M facts (as
+    representative of the prompt lengths as the M facts are), with the same passages."""
+    from factscore_local.lm.base import LMStats
+
+    raw, m, cfg = b.raw, len(b.items), b.cfg
+    ref_idx = [i * m // ref_n for i in range(ref_n)]
+    sub = [b.items[i] for i in ref_idx]
+    # Ours on the subset alone (less to share than over all M facts).
+    reset_state(raw)
+    raw.stats = LMStats()
+    start = time.perf_counter()
+    raw.true_false([b.prompts[i] for i in ref_idx])
+    ours_sub_s = time.perf_counter() - start
+    log(f"reference procedure on {ref_n} facts (up to {REF_MAX_NEW_TOKENS} new tokens each)")
+    ours_per = b.out["ours"]["seconds"] / m
+    rows = []
+    for j, (title, topic, atom) in enumerate(sub):
+        hits = b.ks.search_page(title, f"{topic} {atom}", k=cfg.k, method=cfg.retrieval)
+        ids = raw.prompt_ids(
+            reference_prompt(topic, atom, [(h.passage.title, h.passage.text) for h in hits])
+        )
+        ids = ids[-REF_MAX_PROMPT_TOKENS:]
+        r = reference_generate(raw, ids, ignore_eos)
+        ours = b.scores[ref_idx[j]]
+        rows.append(
+            emit(
                 {
                     "measure": "ref_fact",
                     "i": j,
@@ -469,118 +418,113 @@ def main(argv: list[str] | None = None) -> int:
                     "ref_new_tokens": r["new_tokens"],
                     "ref_text": r["text"][:80],
                     "ref_margin": round(r["margin"], 3),
-                    "ours_margin": round(float(ours_scores[ref_idx[j]].margin), 3),
+                    "ours_margin": round(float(ours.margin), 3),
                     "ref_supported": r["margin"] > 0,
-                    "ours_prompt_tokens": len(encoded[ref_idx[j]]),
-                    "ours_no_reuse_s": round(noreuse_times[ref_idx[j]], 3)
-                    if noreuse_times
+                    "ours_prompt_tokens": len(b.encoded[ref_idx[j]]),
+                    "ours_no_reuse_s": round(b.noreuse_times[ref_idx[j]], 3)
+                    if b.noreuse_times
                     else None,
-                    "ours_supported": bool(ours_scores[ref_idx[j]].margin > 0),
-                    "speedup_vs_ours_mean": round(r["seconds"] / (out["ours"]["seconds"] / m), 2),
+                    "ours_supported": bool(ours.margin > 0),
+                    "speedup_vs_ours_mean": round(r["seconds"] / ours_per, 2),
                 }
             )
-            rows.append(row)
-        ref_s = sum(r["ref_s"] for r in rows)
-        per = ref_s / ref_n
-        ours_per = out["ours"]["seconds"] / m
-        ratios = [r["speedup_vs_ours_mean"] for r in rows]
-        agree = sum(r["ref_supported"] == r["ours_supported"] for r in rows)
-        out["ref"] = emit(
+        )
+    ref_s = sum(r["ref_s"] for r in rows)
+    per = ref_s / ref_n
+    ratios = [r["speedup_vs_ours_mean"] for r in rows]
+    agree = sum(r["ref_supported"] == r["ours_supported"] for r in rows)
+    b.out["ref"] = emit(
+        {
+            "measure": "verify_reference",
+            "facts": ref_n,
+            "ignore_eos": ignore_eos,
+            "seconds": round(ref_s, 3),
+            "facts_per_s": rate(ref_n, ref_s),
+            "s_per_fact": round(per, 3),
+            "mean_new_tokens": round(sum(r["ref_new_tokens"] for r in rows) / ref_n, 1),
+            "mean_first_token_s": round(sum(r["ref_first_token_s"] or 0 for r in rows) / ref_n, 3),
+            "ours_s_per_fact_all_m": round(ours_per, 4),
+            "ours_lm_s_per_fact_all_m": b.out["ours"]["lm_s_per_fact"],
+            "ours_lm_s_per_fact_subset": round(ours_sub_s / ref_n, 4),
+            "ours_subset_reused_share": round(
+                1 - raw.stats.evaluated_tokens / raw.stats.prompt_tokens, 4
+            ),
+            "speedup": round(per / ours_per, 2),
+            "speedup_lm_only": round(per / b.out["ours"]["lm_s_per_fact"], 2),
+            "speedup_per_fact_min": min(ratios),
+            "speedup_per_fact_max": max(ratios),
+            "decisions_agree_with_ours": f"{agree}/{ref_n}",
+        }
+    )
+    if b.noreuse_times:
+        nr = sum(b.noreuse_times[i] for i in ref_idx) / ref_n
+        b.out["ref"]["logits_vs_generation_speedup"] = round(per / nr, 2)
+        emit(
             {
-                "measure": "verify_reference",
-                "facts": ref_n,
-                "ignore_eos": args.ref_ignore_eos,
-                "seconds": round(ref_s, 3),
-                "facts_per_s": rate(ref_n, ref_s),
-                "s_per_fact": round(per, 3),
-                "mean_new_tokens": round(sum(r["ref_new_tokens"] for r in rows) / ref_n, 1),
-                "mean_first_token_s": round(
-                    sum(r["ref_first_token_s"] or 0 for r in rows) / ref_n, 3
-                ),
-                "ours_s_per_fact_all_m": round(ours_per, 4),
-                "ours_lm_s_per_fact_all_m": out["ours"]["lm_s_per_fact"],
-                "ours_lm_s_per_fact_subset": round(ours_sub_s / ref_n, 4),
-                "ours_subset_reused_share": round(
-                    1 - raw.stats.evaluated_tokens / raw.stats.prompt_tokens, 4
-                ),
-                "speedup": round(per / ours_per, 2),
-                "speedup_lm_only": round(per / out["ours"]["lm_s_per_fact"], 2),
-                "speedup_per_fact_min": min(ratios),
-                "speedup_per_fact_max": max(ratios),
-                "decisions_agree_with_ours": f"{agree}/{ref_n}",
+                "measure": "split_of_gain",
+                "ref_s_per_fact": round(per, 3),
+                "ours_no_reuse_s_per_fact_subset": round(nr, 4),
+                "logits_instead_of_generation": round(per / nr, 2),
+                "prefix_reuse": b.out["noreuse"]["prefix_reuse_speedup"],
+                "note": "prompts differ (ours: chat template, own wording); compare "
+                "ref_prompt_tokens with ours_prompt_tokens",
             }
         )
-        if noreuse_times:
-            nr = sum(noreuse_times[i] for i in ref_idx) / ref_n
-            out["ref"]["logits_vs_generation_speedup"] = round(per / nr, 2)
-            emit(
-                {
-                    "measure": "split_of_gain",
-                    "ref_s_per_fact": round(per, 3),
-                    "ours_no_reuse_s_per_fact_subset": round(nr, 4),
-                    "logits_instead_of_generation": round(per / nr, 2),
-                    "prefix_reuse": out["noreuse"]["prefix_reuse_speedup"],
-                    "note": "prompts differ (ours: chat template, own wording); compare "
-                    "ref_prompt_tokens with ours_prompt_tokens",
-                }
-            )
 
-    # 5. NP and the trivial verifiers -----------------------------------------------------------
-    if "np" not in skip:
-        # Each NP scorer alone: the default (the causal LM, sharing the loaded weights) and
-        # the MiniLM encoder with NPM's math.
-        from factscore_local.estimator import DEFAULT_NP_MODEL, default_np_threshold
 
-        out["np"] = {}
-        for np_model in dict.fromkeys((DEFAULT_NP_MODEL, "lm", "minilm")):
-            threshold = default_np_threshold(np_model)
-            est.config = dataclasses.replace(
-                cfg, verifier="np", np_model=np_model, np_threshold=threshold
-            )
-            est._np = None
-            t0 = time.perf_counter()
-            est.np_scorer()
-            np_load = time.perf_counter() - t0
-            fresh_cache()
-            reset_state(raw)
-            log(f"NP ({np_model}) on {m} facts")
-            t0 = time.perf_counter()
-            probs = est.np_probabilities(items)
-            secs = time.perf_counter() - t0
-            out["np"][np_model] = emit(
-                {
-                    "measure": f"verify_np_{np_model}",
-                    "default": np_model == DEFAULT_NP_MODEL,
-                    "facts": m,
-                    "seconds": round(secs, 3),
-                    "facts_per_s": rate(m, secs),
-                    "s_per_fact": round(secs / m, 4),
-                    "load_s": round(np_load, 2),
-                    "supported": sum(p > threshold for p in probs),
-                }
-            )
-        est.config = cfg
-    if "trivial" not in skip:
-        for verifier in ("always-supported", "always-not-supported", "random"):
-            est.config = dataclasses.replace(cfg, verifier=verifier)
-            t0 = time.perf_counter()
-            est.verify(items)
-            secs = time.perf_counter() - t0
-            emit(
-                {
-                    "measure": f"verify_{verifier}",
-                    "facts": m,
-                    "seconds": round(secs, 6),
-                    "facts_per_s": rate(m, secs),
-                }
-            )
-        est.config = cfg
+def section_np(b: Bench) -> None:
+    """Each NP scorer alone: the default (the causal LM, sharing the loaded weights) and
+    the MiniLM encoder with NPM's math."""
+    from factscore_local.config import DEFAULT_NP_MODEL, default_np_threshold
+    from factscore_local.signals import FactQuery, np_values
 
-    # 6. memory ------------------------------------------------------------------------------
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    emit({"measure": "peak_rss", "mb": round(peak_mb, 1), "loadavg_1m": os.getloadavg()[0]})
+    m = len(b.items)
+    queries = [FactQuery(*item) for item in b.items]
+    b.out["np"] = {}
+    for np_model in dict.fromkeys((DEFAULT_NP_MODEL, "lm", "minilm")):
+        threshold = default_np_threshold(np_model)
+        est = b.estimator(verifier="np", np_model=np_model, np_threshold=threshold)
+        t0 = time.perf_counter()
+        est.components.np.get()
+        np_load = time.perf_counter() - t0
+        reset_state(b.raw)
+        log(f"NP ({np_model}) on {m} facts")
+        t0 = time.perf_counter()
+        probs = np_values(queries, est.components, est.config)
+        secs = time.perf_counter() - t0
+        b.out["np"][np_model] = emit(
+            {
+                "measure": f"verify_np_{np_model}",
+                "default": np_model == DEFAULT_NP_MODEL,
+                "facts": m,
+                "seconds": round(secs, 3),
+                "facts_per_s": rate(m, secs),
+                "s_per_fact": round(secs / m, 4),
+                "load_s": round(np_load, 2),
+                "supported": int(sum(p > threshold for p in probs)),
+            }
+        )
 
-    # summary --------------------------------------------------------------------------------
+
+def section_trivial(b: Bench) -> None:
+    m = len(b.items)
+    for verifier in ("always-supported", "always-not-supported", "random"):
+        est = b.estimator(verifier=verifier)
+        t0 = time.perf_counter()
+        est.verify(b.items)
+        secs = time.perf_counter() - t0
+        emit(
+            {
+                "measure": f"verify_{verifier}",
+                "facts": m,
+                "seconds": round(secs, 6),
+                "facts_per_s": rate(m, secs),
+            }
+        )
+
+
+def summary_lines(b: Bench, info: dict, digest: str, peak_mb: float) -> list[str]:
+    out, m = b.out, len(b.items)
     lines = [
         f"{info['model_file']} ({info['model_bytes'] or 0:,} B), {info['backend']}, "
         f"{info['threads']} threads on {info['nproc']} CPUs; facts {digest}",
@@ -628,6 +572,101 @@ def main(argv: list[str] | None = None) -> int:
             f"(load {r['load_s']} s)"
         )
     lines.append(f"peak RSS {peak_mb:.0f} MB")
+    return lines
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--index", type=Path, required=True)
+    ap.add_argument("--lm", default=None, help="embedded model name, GGUF file or HF directory")
+    ap.add_argument("--backend", default="auto", choices=("auto", "llama.cpp", "transformers"))
+    ap.add_argument("--bios", type=int, default=3, help="N: bios to decompose, facts from")
+    ap.add_argument("--facts", type=int, default=50, help="M: facts to verify")
+    ap.add_argument(
+        "--ref-facts",
+        type=int,
+        default=None,
+        help="R: facts for the reference "
+        "procedure, the first R of the M (default min(M, 8); 0 skips it)",
+    )
+    ap.add_argument(
+        "--ref-ignore-eos",
+        action="store_true",
+        help="reference: always generate 128 tokens (default: stop at the end token)",
+    )
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--skip", default="", help=f"comma-separated sections to skip: {SECTIONS}")
+    args = ap.parse_args(argv)
+    args.skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    if args.skip - set(SECTIONS):
+        ap.error(f"unknown --skip sections: {sorted(args.skip - set(SECTIONS))}")
+    args.ref_n = min(args.facts, 8) if args.ref_facts is None else args.ref_facts
+    if args.ref_n == 0:
+        args.skip.add("ref")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    from factscore_local.config import build_config
+    from factscore_local.lm import load_lm
+    from factscore_local.model_store import resolve_lm
+    from index.reader import KnowledgeSource
+
+    cfg = build_config(
+        {"index": args.index, "lm": args.lm, "backend": args.backend, "verifier": "retrieve-lm",
+         "retrieval": "bm25", "k": 5, "cache": None, "threads": args.threads}
+    )  # fmt: skip
+    lm_path = resolve_lm(args.lm)
+    t0 = time.perf_counter()
+    raw = load_lm(args.lm, args.backend, threads=args.threads)
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    reset_state(raw)
+    raw._next_token_logits(raw.prompt_ids("Hello"), 0)  # pages the weights in
+    warm_s = time.perf_counter() - t0
+    info = emit(
+        {
+            "measure": "machine",
+            **machine(raw, lm_path),
+            "load_s": round(load_s, 2),
+            "warmup_s": round(warm_s, 2),
+        }
+    )
+    ks = KnowledgeSource(args.index)
+    bios = load_bios(args.data, args.bios, ks)
+    items = take_facts(bios, args.facts)
+    if len(items) < args.facts:
+        log(f"only {len(items)} facts in {len(bios)} bios (asked for {args.facts})")
+    if not items:
+        raise SystemExit("no facts to verify")
+    digest = hashlib.sha256(json.dumps(items).encode()).hexdigest()[:12]
+    ref_n = min(args.ref_n, len(items))
+    emit(
+        {
+            "measure": "facts",
+            "bios": [bio["topic"] for _, bio in bios],
+            "n_facts": len(items),
+            "ref_facts": ref_n,
+            "facts_digest": digest,
+        }
+    )
+    b = Bench(cfg=cfg, raw=raw, ks=ks, items=items, bios=bios)
+    if "decompose" not in args.skip:
+        section_decompose(b)
+    section_ours(b)
+    if "variants" not in args.skip:
+        section_variants(b)
+    if "ref" not in args.skip:
+        section_reference(b, ref_n, args.ref_ignore_eos)
+    if "np" not in args.skip:
+        section_np(b)
+    if "trivial" not in args.skip:
+        section_trivial(b)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    emit({"measure": "peak_rss", "mb": round(peak_mb, 1), "loadavg_1m": os.getloadavg()[0]})
+    lines = summary_lines(b, info, digest, peak_mb)
     print("\n" + "\n".join(f"# {line}" for line in lines), flush=True)
     return 0
 

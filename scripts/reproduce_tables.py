@@ -35,21 +35,30 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from factscore_local.calibration import apply_thresholds, collect, fit  # noqa: E402
-from factscore_local.estimator import (  # noqa: E402
-    DEFAULT_NP_MODEL,
-    Bio,
-    Estimator,
-    EvalConfig,
-    default_np_threshold,
-    read_bios,
+from factscore_local.calibration import (  # noqa: E402
+    apply_thresholds,
+    collect,
+    fit,
+    settings_thresholds,
 )
-from factscore_local.validation import (  # noqa: E402
+from factscore_local.config import DEFAULT_NP_MODEL, build_config, default_np_threshold  # noqa: E402
+from factscore_local.estimator import Estimator  # noqa: E402
+from factscore_local.inputs import Bio, read_bios  # noqa: E402
+from factscore_local.labeled import (  # noqa: E402
+    LABELS,
     human_bio_score,
+    human_facts,
+    label_counts,
+)
+from factscore_local.records import BioRow  # noqa: E402
+from factscore_local.validation import (  # noqa: E402
+    f1_not_supported,
     ranking_kept,
+    subject_name,
     topic_half,
     validate_rows,
 )
+from factscore_local.verifiers import Thresholds, get_verifier  # noqa: E402
 
 SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")  # the paper's column order
 # The paper's numbers (full 183-topic release; Inst-LLaMA 7B rows of Tables 3 and 9).
@@ -100,16 +109,9 @@ def table1(labeled: dict[str, list[dict]]) -> dict:
         human = [human_bio_score(r["annotations"]) for r in records]
         responding = [r for r, h in zip(records, human, strict=True) if h is not None]
         n_facts = [h[1] for h in human if h is not None]
-        shares = {"S": [], "NS": [], "IR": []}
+        shares: dict[str, list[float]] = {label: [] for label in LABELS}
         for r in responding:
-            counts = {"S": 0, "NS": 0, "IR": 0}
-            for sent in r["annotations"]:
-                facts = sent.get("human-atomic-facts")
-                if facts:
-                    for f in facts:
-                        counts[f["label"]] += 1
-                else:  # an irrelevant sentence: its facts are irrelevant
-                    counts["IR"] += len(sent.get("model-atomic-facts") or [])
+            counts = label_counts(r["annotations"])
             total = sum(counts.values())
             for label in shares:
                 shares[label].append(counts[label] / total)
@@ -131,8 +133,6 @@ def table1(labeled: dict[str, list[dict]]) -> dict:
 def ir_convention(labeled: dict[str, list[dict]]) -> dict:
     """The "always not-supported" row of Table 9 under both IR conventions (no model: every
     human atomic fact is predicted not supported), to see which one the paper used."""
-    from factscore_local.validation import f1_not_supported, human_facts
-
     out = {}
     for subject, records in labeled.items():
         pairs = [(f.label, False) for r in records for f in human_facts(r["annotations"])]
@@ -169,11 +169,10 @@ def evidence_coverage(labeled: dict[str, list[dict]], index: Path) -> dict:
             if topic not in page_words:
                 page_words[topic] = set().union(*(words(p.text) for p in ks.get_passages(topic)))
             topic_words = words(topic)
-            for sent in r["annotations"] or []:
-                for fact in sent.get("human-atomic-facts") or []:
-                    content = words(fact["text"]) - topic_words
-                    if fact["label"] == "S" and content:
-                        shares.append(len(content & page_words[topic]) / len(content))
+            for fact in human_facts(r["annotations"]):
+                content = words(fact.text) - topic_words
+                if fact.label == "S" and content:
+                    shares.append(len(content & page_words[topic]) / len(content))
         out[subject] = {
             "supported_facts": len(shares),
             "mean_word_coverage": round(100 * float(np.mean(shares)), 1),
@@ -223,16 +222,15 @@ class Runner:
         # their retrieved passages (and the LM's KV cache of them).
         return sorted(bios, key=lambda b: rank[b.topic])
 
-    def rows(self, name: str, bios: list[Bio], **settings) -> list[dict]:
-        base = {"use_atomic_facts": True, "gamma": 0, "chunk_bios": 2 * len(SUBJECTS)}
-        config = EvalConfig(index=self.index, lm=self.lm, cache=self.cache, **{**base, **settings})
+    def rows(self, name: str, bios: list[Bio], **settings) -> list[BioRow]:
+        base = {"index": self.index, "lm": self.lm, "cache": self.cache, "use_atomic_facts": True,
+                "gamma": 0, "chunk_bios": 2 * len(SUBJECTS)}  # fmt: skip
+        config = build_config({**base, **settings})
         estimator = Estimator(config)
         start = time.perf_counter()
         rows = estimator.run(bios, None, progress=False)
         seconds = time.perf_counter() - start
-        n = sum(
-            len(r.get("decisions", [])) + len(r.get("human", {}).get("facts", [])) for r in rows
-        )
+        n = sum(len(r.decisions) + (len(r.human.facts) if r.human else 0) for r in rows)
         self.timings[name] = {
             "seconds": round(seconds, 1),
             "facts": n,
@@ -242,21 +240,21 @@ class Runner:
         return rows
 
 
-def crossfit(fit_rows: list[dict], apply_rows: list[dict], verifier: str, objective: str):
+def crossfit(fit_rows: list[BioRow], apply_rows: list[BioRow], verifier: str, objective: str):
     """Each topic half decided with thresholds fitted on the other half's fit_rows."""
     out, fitted = [], []
     for half in (0, 1):
-        test = [r for r in apply_rows if topic_half(r["topic"]) == half]
+        test = [r for r in apply_rows if topic_half(r.topic) == half]
         if not test:
             continue
-        train = [r for r in fit_rows if topic_half(r["topic"]) != half]
+        train = [r for r in fit_rows if topic_half(r.topic) != half]
         settings = fit(collect(train), verifier, objective)
         fitted.append({k: settings[k] for k in ("margin", "np_threshold")})
-        out += apply_thresholds(test, verifier, settings["margin"], settings["np_threshold"], 0)
+        out += apply_thresholds(test, verifier, settings_thresholds(settings), 0)
     return out, fitted
 
 
-def figures(rows: list[dict]) -> dict:
+def figures(rows: list[BioRow]) -> dict:
     v = validate_rows(rows, bootstrap=1000)
     subjects = v["subjects"]
     return {
@@ -287,16 +285,17 @@ def figures(rows: list[dict]) -> dict:
     }
 
 
-def auc(rows: list[dict], key: str) -> float:
+def auc(rows: list[BioRow], key: str) -> float:
     """P(value of a human-S fact > value of a not-S fact) over the human atomic facts."""
     from scipy.stats import rankdata
 
     values, positive = [], []
     for row in rows:
-        for f in row.get("human", {}).get("facts", []):
-            if key in f:
-                values.append(f[key])
-                positive.append(f["label"] == "S")
+        for f in row.human.facts if row.human else ():
+            recorded = f.signals()
+            if key in recorded:
+                values.append(recorded[key])
+                positive.append(f.label == "S")
     values, positive = np.asarray(values, float), np.asarray(positive, bool)
     n_pos, n_neg = positive.sum(), (~positive).sum()
     if not n_pos or not n_neg:
@@ -305,17 +304,15 @@ def auc(rows: list[dict], key: str) -> float:
     return round(float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)), 4)
 
 
-def label_recall(rows: list[dict]) -> dict:
+def label_recall(rows: list[BioRow]) -> dict:
     """Per subject, the share of each human label that the verifier decided right: S judged
     supported, NS and IR judged not supported (human atomic facts)."""
-    from factscore_local.validation import subject_name
-
     counts: dict = {}
     for row in rows:
-        subject = counts.setdefault(subject_name(row.get("source", "")), {})
-        for f in row.get("human", {}).get("facts", []):
-            right, total = subject.get(f["label"], (0, 0))
-            subject[f["label"]] = (right + (f["is_supported"] == (f["label"] == "S")), total + 1)
+        subject = counts.setdefault(subject_name(row.source), {})
+        for f in row.human.facts if row.human else ():
+            right, total = subject.get(f.label, (0, 0))
+            subject[f.label] = (right + (f.is_supported == (f.label == "S")), total + 1)
     return {
         s: {label: round(100 * r / n, 1) for label, (r, n) in sorted(c.items())}
         for s, c in counts.items()
@@ -358,7 +355,189 @@ def md_results(results: list[tuple[str, str, dict]]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def thresholds_shown(verifier: str, fitted: list[dict]) -> str:
+    """'m>0.1, np>0.3 / m>...' for the thresholds a verifier's rule reads, per topic half."""
+    names = get_verifier(verifier).thresholds
+    return " / ".join(
+        ", ".join(
+            f"m>{f['margin']:g}" if name == "margin" else f"np>{f['np_threshold']:g}"
+            for name in names
+        )
+        for f in fitted
+    )
+
+
+def default_and_crossfit(
+    table: list, name: str, rows: list[BioRow], verifier: str, objective: str, np_model=None
+) -> dict:
+    """Two rows of a results table: default thresholds, and 2-fold cross-fitted ones."""
+    default = apply_thresholds(rows, verifier, Thresholds(0.0, default_np_threshold(np_model)), 0)
+    table.append((name, "default", figures(default)))
+    fitted_rows, fitted = crossfit(rows, rows, verifier, objective)
+    table.append(
+        (name, f"cross-fitted: {thresholds_shown(verifier, fitted)}", figures(fitted_rows))
+    )
+    return {"default": table[-2][2], "calibrated": table[-1][2], "thresholds": fitted}
+
+
+# --- sections ---------------------------------------------------------------------------
+def section_table1(report: dict, labeled: dict, index: Path) -> None:
+    t1 = table1(labeled)
+    report["table1"] = t1
+    print("## Table 1 (all dev topics)\n\n" + md_table1(t1) + "\n")
+    conv = ir_convention(labeled)
+    report["ir_convention"] = conv
+    print("Always not-supported, micro-F1 on all dev human facts (IR as NS / IR excluded / "
+          "paper): " + "; ".join(f"{s} {c['ir_as_ns']} / {c['ir_excluded']} / {c['paper']}"
+                                 for s, c in conv.items()) + "\n")  # fmt: skip
+    coverage = evidence_coverage(labeled, index)
+    report["evidence_coverage"] = coverage
+    print("Evidence on the dev pages, human-supported facts of all dev topics (mean share of "
+          "content words found in the page / share fully found): " + "; ".join(
+              f"{s} {c['mean_word_coverage']} / {c['fully_covered']}"
+              for s, c in coverage.items()) + "\n")  # fmt: skip
+
+
+def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list[BioRow]:
+    """Tables 3 and 9 for every verifier; returns the rows of the main run."""
+    results: list[tuple[str, str, dict]] = []
+    for verifier in ("always-supported", "always-not-supported", "random"):
+        results.append((verifier, "-", figures(run.rows(verifier, bios, verifier=verifier))))
+    # One run records the margin and NP of every fact: retrieve-lm, np and the ensemble
+    # are its decisions under different thresholds.
+    main_rows = run.rows("retrieve-lm+np", bios, verifier="retrieve-lm+np",
+                         np_model=args.np_model)  # fmt: skip
+    nc = run.rows("no-context-lm", bios, verifier="no-context-lm")
+    report["np_model"] = args.np_model
+    report["auc_margin"] = auc(main_rows, "margin")
+    report["auc_margin_no_context"] = auc(nc, "margin")
+    report["auc_np"] = auc(main_rows, "np")
+    report["label_recall_retrieve_lm"] = label_recall(
+        apply_thresholds(main_rows, "retrieve-lm", Thresholds(0.0, 0.0), 0)
+    )
+    report["verifiers"] = {
+        name: default_and_crossfit(results, name, rows, name, args.objective, args.np_model)
+        for name, rows in (
+            ("no-context-lm", nc),
+            ("np", main_rows),
+            ("retrieve-lm", main_rows),
+            ("retrieve-lm+np", main_rows),
+        )
+    }
+    print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "
+          "human atomic facts for F1)\n\n" + md_results(results) + "\n")  # fmt: skip
+    print(f"AUC (human S vs not S) of the margin: {report['auc_margin']} (no-context: "
+          f"{report['auc_margin_no_context']}); of NP ({args.np_model}): "
+          f"{report['auc_np']}\n")  # fmt: skip
+    print("Human facts decided right by retrieve-lm at margin 0, per label (%): " + "; ".join(
+        f"{s} " + ", ".join(f"{k} {v}" for k, v in c.items())
+        for s, c in report["label_recall_retrieve_lm"].items()) + "\n")  # fmt: skip
+    return main_rows
+
+
+def section_np_standins(report: dict, run: Runner, args) -> None:
+    """The NP stand-ins side by side, on topics from both halves."""
+    np_bios = run.bios(args.np_topics, both_halves=True)
+    keep = {b.topic for b in np_bios}
+    scorers = {
+        scorer: run.rows(f"retrieve-lm+np ({scorer})", np_bios, verifier="retrieve-lm+np",
+                         np_model=scorer)
+        for scorer in ("minilm", "lm")
+    }  # fmt: skip
+    assert all(r.topic in keep for rows in scorers.values() for r in rows)
+    table: list = []
+    report["np_standins"] = {
+        scorer: {
+            "auc_np": auc(rows, "np"),
+            **{
+                verifier: default_and_crossfit(
+                    table, f"{verifier} [{scorer}]", rows, verifier, args.objective, scorer
+                )
+                for verifier in ("np", "retrieve-lm+np")
+            },
+        }
+        for scorer, rows in scorers.items()
+    }
+    print(f"## NP stand-ins ({args.np_topics} dev topics, half from each topic half)\n\n"
+          + md_results(table))  # fmt: skip
+    print("\nAUC of NP: " + ", ".join(
+        f"{k} {v['auc_np']}" for k, v in report["np_standins"].items()) + "\n")  # fmt: skip
+
+
+def section_own_decomposition(report: dict, run: Runner, main_rows: list[BioRow], args) -> None:
+    """The project's own decomposition, same thresholds (cross-fitted on the
+    model-atomic-facts rows of the other half)."""
+    own_bios = run.bios(args.own_topics)
+    own = run.rows("own decomposition", own_bios, verifier="retrieve-lm+np",
+                   np_model=args.np_model, use_atomic_facts=False)  # fmt: skip
+    keep = {b.topic for b in own_bios}
+    model_rows = [r for r in main_rows if r.topic in keep]
+    own_fit, _ = crossfit(main_rows, own, "retrieve-lm+np", args.objective)
+    model_fit, _ = crossfit(main_rows, model_rows, "retrieve-lm+np", args.objective)
+    own_results = [
+        ("retrieve-lm+np, model-atomic-facts", "cross-fitted", figures(model_fit)),
+        ("retrieve-lm+np, own decomposition", "cross-fitted", figures(own_fit)),
+        ("retrieve-lm, own decomposition", "default",
+         figures(apply_thresholds(own, "retrieve-lm", Thresholds(0.0, 0.0), 0))),
+    ]  # fmt: skip
+    report["own_decomposition"] = {
+        "topics": args.own_topics,
+        "facts_per_response": round(float(np.mean([r.n_facts for r in own if r.responded])), 1),
+        "results": {n: f for n, _, f in own_results},
+    }
+    print(f"## Own decomposition vs model-atomic-facts (first {args.own_topics} topics)\n\n"
+          + md_results(own_results) + "\n")  # fmt: skip
+
+
+def section_ablations(report: dict, run: Runner, args) -> None:
+    """BM25 vs dense and k, retrieve-lm at margin 0. ChatGPT only: the dev pages hold the
+    passages BM25 found for ChatGPT's facts."""
+    ab_bios = run.bios(args.ablation_topics, subjects=("ChatGPT",))
+    ablations = {}
+    for name, settings in (
+        ("bm25 k=5", {}),
+        ("bm25 k=3", {"k": 3}),
+        ("dense k=3", {"k": 3, "retrieval": "dense"}),
+        ("bm25 k=10", {"k": 10}),
+        ("dense k=5", {"retrieval": "dense"}),
+    ):  # FActScore's rank order of passages costs ~4x: measured in bench_eval.py instead
+        rows = run.rows(f"ablation {name}", ab_bios, verifier="retrieve-lm", **settings)
+        ablations[name] = {"auc_margin": auc(rows, "margin"), **figures(rows)}
+    report["ablations"] = ablations
+    print(f"## Ablations, retrieve-lm at margin 0 (ChatGPT, first {args.ablation_topics} "
+          "topics)\n\n| setting | AUC of margin | ER | F1 |\n|---|---|---|---|")  # fmt: skip
+    for name, a in ablations.items():
+        r = a["subjects"]["ChatGPT"]
+        print(f"| {name} | {a['auc_margin']} | {r['error_rate']} | {r['f1_micro']} |")
+    print()
+
+
+def section_demos(report: dict, run: Runner, args) -> None:
+    """Decomposition with the project's demonstrations vs FActScore's demons.json."""
+    d_bios = run.bios(args.own_topics, subjects=("ChatGPT",))
+    demos = {}
+    for name, settings in (
+        ("own demos", {}),
+        ("reference demos", {"demos": args.demos_reference}),
+    ):
+        rows = run.rows(f"decomposition, {name}", d_bios, verifier="retrieve-lm",
+                        use_atomic_facts=False, **settings)  # fmt: skip
+        responded = [r for r in rows if r.responded]
+        demos[name] = {
+            "facts_per_response": round(float(np.mean([r.n_facts for r in responded])), 1),
+            **figures(rows),
+        }
+    report["demos"] = demos
+    print(f"## Demonstrations (ChatGPT, first {args.own_topics} topics, retrieve-lm, margin 0)\n")
+    for name, d in demos.items():
+        r = d["subjects"]["ChatGPT"]
+        print(f"- {name}: {d['facts_per_response']} facts/response, estimated "
+              f"{r['estimated_score']} vs human {r['human_score']} "
+              f"(ER {r['error_rate']})")  # fmt: skip
+    print()
+
+
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", type=Path, required=True, help="index of enwiki-20230401-dev.db")
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/factscore/labeled-dev")
@@ -383,182 +562,35 @@ def main() -> None:
     ap.add_argument("--objective", choices=["er", "f1"], default="er")
     ap.add_argument("--skip", default="", help="comma list of: np-lm,own,ablations,demos")
     ap.add_argument("--out", type=Path, default=ROOT / "bench-out" / "tables.json")
-    args = ap.parse_args()  # fmt: skip
-    skip = set(filter(None, args.skip.split(",")))
+    args = ap.parse_args()
+    args.skip = set(filter(None, args.skip.split(",")))
+    return args
 
+
+def main() -> None:
+    args = parse_args()
     report: dict = {"topics": args.topics, "objective": args.objective}
-    labeled = load_labeled(args.data)
-    t1 = table1(labeled)
-    report["table1"] = t1
-    print("## Table 1 (all dev topics)\n\n" + md_table1(t1) + "\n")
-    conv = ir_convention(labeled)
-    report["ir_convention"] = conv
-    print("Always not-supported, micro-F1 on all dev human facts (IR as NS / IR excluded / "
-          "paper): " + "; ".join(f"{s} {c['ir_as_ns']} / {c['ir_excluded']} / {c['paper']}"
-                                 for s, c in conv.items()) + "\n")  # fmt: skip
-    coverage = evidence_coverage(labeled, args.index)
-    report["evidence_coverage"] = coverage
-    print("Evidence on the dev pages, human-supported facts of all dev topics (mean share of "
-          "content words found in the page / share fully found): " + "; ".join(
-              f"{s} {c['mean_word_coverage']} / {c['fully_covered']}"
-              for s, c in coverage.items()) + "\n")  # fmt: skip
+    section_table1(report, load_labeled(args.data), args.index)
 
     run = Runner(args.index, args.cache, args.data, args.lm, args.max_passages)
     report["max_passages"] = args.max_passages
     report["skipped_topics"] = run.skipped
     bios = run.bios(args.topics)
     if len({topic_half(b.topic) for b in bios}) < 2:
-        ap.error("--topics too small: cross-fitting needs topics in both halves")
+        raise SystemExit("--topics too small: cross-fitting needs topics in both halves")
     report["topics_used"] = {t: run.topic_class[t] for t in run.topic_order[: args.topics]}
     n_all = len(run.skipped) + len(run.topic_order)
     log(f"{len(bios)} bios of {args.topics} topics; topics with more than "
         f"{args.max_passages} passages left out: {len(run.skipped)} of {n_all}")  # fmt: skip
-    results: list[tuple[str, str, dict]] = []
-    for verifier in ("always-supported", "always-not-supported", "random"):
-        results.append((verifier, "-", figures(run.rows(verifier, bios, verifier=verifier))))
-
-    # One run records the margin and NP of every fact: retrieve-lm, np and the ensemble
-    # are its decisions under different thresholds.
-    main_rows = run.rows("retrieve-lm+np", bios, verifier="retrieve-lm+np",
-                         np_model=args.np_model)  # fmt: skip
-    nc = run.rows("no-context-lm", bios, verifier="no-context-lm")
-    report["np_model"] = args.np_model
-    report["auc_margin"] = auc(main_rows, "margin")
-    report["auc_margin_no_context"] = auc(nc, "margin")
-    report["auc_np"] = auc(main_rows, "np")
-    report["label_recall_retrieve_lm"] = label_recall(
-        apply_thresholds(main_rows, "retrieve-lm", 0.0, 0.0, 0)
-    )
-
-    def add(table: list, name: str, rows: list[dict], verifier: str, np_model=None) -> dict:
-        default = apply_thresholds(rows, verifier, 0.0, default_np_threshold(np_model), 0)
-        table.append((name, "default", figures(default)))
-        fitted_rows, fitted = crossfit(rows, rows, verifier, args.objective)
-        shown = " / ".join(
-            f"m>{f['margin']:g}" * (verifier != "np")
-            + (", " * (verifier == "retrieve-lm+np"))
-            + (f"np>{f['np_threshold']:g}" * (verifier != "retrieve-lm" and "np" in verifier))
-            for f in fitted
-        )
-        table.append((name, f"cross-fitted: {shown}", figures(fitted_rows)))
-        return {"default": table[-2][2], "calibrated": table[-1][2], "thresholds": fitted}
-
-    report["verifiers"] = {
-        name: add(results, name, rows, name, args.np_model)
-        for name, rows in (
-            ("no-context-lm", nc),
-            ("np", main_rows),
-            ("retrieve-lm", main_rows),
-            ("retrieve-lm+np", main_rows),
-        )
-    }
-    print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "
-          "human atomic facts for F1)\n\n" + md_results(results) + "\n")  # fmt: skip
-    print(f"AUC (human S vs not S) of the margin: {report['auc_margin']} (no-context: "
-          f"{report['auc_margin_no_context']}); of NP ({args.np_model}): "
-          f"{report['auc_np']}\n")  # fmt: skip
-    print("Human facts decided right by retrieve-lm at margin 0, per label (%): " + "; ".join(
-        f"{s} " + ", ".join(f"{k} {v}" for k, v in c.items())
-        for s, c in report["label_recall_retrieve_lm"].items()) + "\n")  # fmt: skip
-
-    # NP stand-ins side by side on the first np-topics topics.
-    if "np-lm" not in skip and args.np_topics:
-        np_bios = run.bios(args.np_topics, both_halves=True)
-        keep = {b.topic for b in np_bios}
-        scorers = {
-            "minilm": run.rows("retrieve-lm+np (minilm)", np_bios, verifier="retrieve-lm+np",
-                               np_model="minilm"),
-            "lm": run.rows("retrieve-lm+np (lm)", np_bios, verifier="retrieve-lm+np",
-                           np_model="lm"),
-        }  # fmt: skip
-        assert all(r["topic"] in keep for rows in scorers.values() for r in rows)
-        table: list = []
-        report["np_standins"] = {
-            scorer: {
-                "auc_np": auc(rows, "np"),
-                "np": add(table, f"np [{scorer}]", rows, "np", scorer),
-                "retrieve-lm+np": add(
-                    table, f"retrieve-lm+np [{scorer}]", rows, "retrieve-lm+np", scorer
-                ),
-            }
-            for scorer, rows in scorers.items()
-        }
-        print(f"## NP stand-ins ({args.np_topics} dev topics, half from each topic half)\n\n"
-              + md_results(table))  # fmt: skip
-        print("\nAUC of NP: " + ", ".join(
-            f"{k} {v['auc_np']}" for k, v in report["np_standins"].items()) + "\n")  # fmt: skip
-
-    # The project's own decomposition on the first own-topics topics, same thresholds
-    # (cross-fitted on the model-atomic-facts rows of the other half).
-    if "own" not in skip and args.own_topics:
-        own_bios = run.bios(args.own_topics)
-        own = run.rows("own decomposition", own_bios, verifier="retrieve-lm+np",
-                       np_model=args.np_model, use_atomic_facts=False)  # fmt: skip
-        keep = {b.topic for b in own_bios}
-        model_rows = [r for r in main_rows if r["topic"] in keep]
-        own_fit, _ = crossfit(main_rows, own, "retrieve-lm+np", args.objective)
-        model_fit, _ = crossfit(main_rows, model_rows, "retrieve-lm+np", args.objective)
-        own_results = [
-            ("retrieve-lm+np, model-atomic-facts", "cross-fitted", figures(model_fit)),
-            ("retrieve-lm+np, own decomposition", "cross-fitted", figures(own_fit)),
-            ("retrieve-lm, own decomposition", "default",
-             figures(apply_thresholds(own, "retrieve-lm", 0.0, 0.0, 0))),
-        ]  # fmt: skip
-        report["own_decomposition"] = {
-            "topics": args.own_topics,
-            "facts_per_response": round(
-                float(np.mean([r["n_facts"] for r in own if r.get("responded")])), 1
-            ),
-            "results": {n: f for n, _, f in own_results},
-        }
-        print(f"## Own decomposition vs model-atomic-facts (first {args.own_topics} topics)\n\n"
-              + md_results(own_results) + "\n")  # fmt: skip
-
-    if "ablations" not in skip and args.ablation_topics:
-        # ChatGPT only: the dev pages hold the passages BM25 found for ChatGPT's facts.
-        ab_bios = run.bios(args.ablation_topics, subjects=("ChatGPT",))
-        ablations = {}
-        for name, settings in (
-            ("bm25 k=5", {}),
-            ("bm25 k=3", {"k": 3}),
-            ("dense k=3", {"k": 3, "retrieval": "dense"}),
-            ("bm25 k=10", {"k": 10}),
-            ("dense k=5", {"retrieval": "dense"}),
-        ):  # FActScore's rank order of passages costs ~4x: measured in bench_eval.py instead
-            rows = run.rows(f"ablation {name}", ab_bios, verifier="retrieve-lm", **settings)
-            ablations[name] = {"auc_margin": auc(rows, "margin"), **figures(rows)}
-        report["ablations"] = ablations
-        print(f"## Ablations, retrieve-lm at margin 0 (ChatGPT, first {args.ablation_topics} "
-              "topics)\n\n| setting | AUC of margin | ER | F1 |\n|---|---|---|---|")  # fmt: skip
-        for name, a in ablations.items():
-            r = a["subjects"]["ChatGPT"]
-            print(f"| {name} | {a['auc_margin']} | {r['error_rate']} | {r['f1_micro']} |")
-        print()
-
-    if "demos" not in skip and args.own_topics and args.demos_reference.exists():
-        d_bios = run.bios(args.own_topics, subjects=("ChatGPT",))
-        demos = {}
-        for name, settings in (
-            ("own demos", {}),
-            ("reference demos", {"demos": args.demos_reference}),
-        ):
-            rows = run.rows(f"decomposition, {name}", d_bios, verifier="retrieve-lm",
-                            use_atomic_facts=False, **settings)  # fmt: skip
-            responded = [r for r in rows if r.get("responded")]
-            demos[name] = {
-                "facts_per_response": round(float(np.mean([r["n_facts"] for r in responded])), 1),
-                **figures(rows),
-            }
-        report["demos"] = demos
-        print(
-            f"## Demonstrations (ChatGPT, first {args.own_topics} topics, retrieve-lm, margin 0)\n"
-        )
-        for name, d in demos.items():
-            r = d["subjects"]["ChatGPT"]
-            print(f"- {name}: {d['facts_per_response']} facts/response, estimated "
-                  f"{r['estimated_score']} vs human {r['human_score']} "
-                  f"(ER {r['error_rate']})")  # fmt: skip
-        print()
+    main_rows = section_tables_3_9(report, run, bios, args)
+    if "np-lm" not in args.skip and args.np_topics:
+        section_np_standins(report, run, args)
+    if "own" not in args.skip and args.own_topics:
+        section_own_decomposition(report, run, main_rows, args)
+    if "ablations" not in args.skip and args.ablation_topics:
+        section_ablations(report, run, args)
+    if "demos" not in args.skip and args.own_topics and args.demos_reference.exists():
+        section_demos(report, run, args)
 
     report["timings"] = run.timings
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from index.builder import BuildOptions, build_index
+from index.offline import enforce_offline
+
+enforce_offline()  # before any test imports a Hugging Face library
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

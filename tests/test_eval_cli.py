@@ -401,31 +401,35 @@ def test_index_dir_that_is_not_an_index(tmp_path, labeled):
 
 def test_reference_decomposition_prompt(db_index):
     """--decompose-prompt reference with FActScore's demos gives its exact prompt layout."""
-    from factscore_local.estimator import Estimator, EvalConfig
+    from factscore_local.cache import ResultCache
+    from factscore_local.components import CachedLM, build_components
+    from factscore_local.config import EvalConfig
+
+    def decomposer(config: EvalConfig):
+        # Building prompts needs no model: an LM that is never called.
+        no_model = CachedLM(object(), ResultCache(None), "no model")
+        return build_components(config, lm=no_model).decomposer.get()
 
     demons = require(SHARED / "factscore" / "demos" / "demons.json")
-    est = Estimator(EvalConfig(index=db_index, decompose_prompt="reference", demos=demons))
-    est._lm = object()  # building prompts needs no model
-    prompt = est.decomposer().prompt("He was born in 1950.")
+    reference = decomposer(EvalConfig(index=db_index, decompose_prompt="reference", demos=demons))
+    prompt = reference.prompt("He was born in 1950.")
     assert prompt.startswith("Please breakdown the following sentence into independent facts: ")
     assert prompt.endswith("independent facts: He was born in 1950.")
     assert prompt.count("Please breakdown the following sentence") == 9
     from factscore_local.decompose import parse_facts, parse_facts_reference
 
-    assert est.decomposer().parser is parse_facts_reference  # its parser too
-    ours = Estimator(EvalConfig(index=db_index))
-    ours._lm = object()
-    assert ours.decomposer().prompt("He was born in 1950.").endswith("He was born in 1950.\n-")
-    assert ours.decomposer().parser is parse_facts
+    assert reference.parser is parse_facts_reference  # its parser too
+    ours = decomposer(EvalConfig(index=db_index))
+    assert ours.prompt("He was born in 1950.").endswith("He was born in 1950.\n-")
+    assert ours.parser is parse_facts
 
 
 def test_np_threshold_defaults_per_scorer(db_index):
     """NPM's 0.3 for a masked-LM directory; the stand-ins' own fitted defaults; an explicit
     threshold always wins."""
-    from factscore_local.estimator import (
+    from factscore_local.config import (
         NPM_THRESHOLD,
         STANDIN_NP_THRESHOLDS,
-        Estimator,
         EvalConfig,
         default_np_threshold,
     )
@@ -433,9 +437,10 @@ def test_np_threshold_defaults_per_scorer(db_index):
     assert default_np_threshold("some/npm-single") == NPM_THRESHOLD == 0.3
     assert default_np_threshold(None) == STANDIN_NP_THRESHOLDS["lm"]  # "lm" is the default
     assert default_np_threshold("minilm") == STANDIN_NP_THRESHOLDS["minilm"] < 0.01
-    resolved = Estimator(EvalConfig(index=db_index)).config.np_threshold
-    assert resolved == STANDIN_NP_THRESHOLDS["lm"]
-    minilm = Estimator(EvalConfig(index=db_index, np_model="minilm")).config.np_threshold
+    config = EvalConfig(index=db_index)
+    assert config.thresholds.np == STANDIN_NP_THRESHOLDS["lm"]
+    assert config.np_threshold is None  # resolved, never written back
+    minilm = EvalConfig(index=db_index, np_model="minilm").thresholds.np
     assert minilm == STANDIN_NP_THRESHOLDS["minilm"]
-    given = Estimator(EvalConfig(index=db_index, np_threshold=0.5)).config.np_threshold
+    given = EvalConfig(index=db_index, np_threshold=0.5).thresholds.np
     assert given == 0.5

@@ -10,8 +10,11 @@ import os
 
 import pytest
 
-from factscore_local.estimator import Estimator, EvalConfig, read_bios, summarize
+from factscore_local.config import EvalConfig
+from factscore_local.estimator import Estimator
+from factscore_local.inputs import read_bios
 from factscore_local.model_store import DEFAULT_LM, SMALL_LM, installed_path
+from factscore_local.scoring import summarize
 from tests.conftest import SHARED, require
 
 pytestmark = pytest.mark.slow
@@ -46,9 +49,9 @@ def test_retrieve_lm_agrees_with_humans(db_index, tmp_path):
         items = [(bio.topic, bio.topic, atom) for atom in labels]
         decisions = estimator.verify(items)
         for (_, _, atom), d in zip(items, decisions, strict=True):
-            assert len(d["evidence"]) == min(5, len(estimator.ks.get_passages(bio.topic)))
-            assert all(e["title"] == bio.topic for e in d["evidence"])
-            agree += d["is_supported"] == (labels[atom] == "S")
+            assert len(d.evidence) == min(5, len(estimator.ks.get_passages(bio.topic)))
+            assert all(e.title == bio.topic for e in d.evidence)
+            agree += d.is_supported == (labels[atom] == "S")
             total += 1
     assert total >= 10
     assert agree / total >= 0.7, f"agreement {agree}/{total}"
@@ -75,23 +78,24 @@ def test_eval_pipeline_with_decomposition(db_index, tmp_path):
     summary = summarize(rows)
     assert summary["n_bios"] == N_BIOS and summary["n_errors"] == 0
     assert summary["respond_ratio"] == 1.0
-    assert [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()] == rows
+    written = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert written == [r.to_json() for r in rows]
     for row in rows:
-        assert row["n_facts"] >= 2
-        for d in row["decisions"]:
-            assert d["atom"].endswith((".", "!", "?", '"')) and d["sentence"]
-            assert isinstance(d["is_supported"], bool) and "margin" in d
+        assert row.n_facts >= 2
+        for d in row.decisions:
+            assert d.atom.endswith((".", "!", "?", '"')) and d.sentence
+            assert isinstance(d.is_supported, bool) and d.margin is not None
     again = Estimator(config)
     rows2 = again.run(list(read_bios(src)), tmp_path / "out2.jsonl", progress=False)
     assert summarize(rows2) == summary
-    assert again.cache.misses == 0 or again._lm is None
+    assert again.cache.misses == 0 or not again.components.lm.loaded
 
 
 def test_default_np_separates_supported_facts(db_index, tmp_path):
     """The default NP scorer (the causal LM's token probabilities given the passages) puts
     the humans' supported facts above their not-supported ones on a real bio, and the
     ensemble accepts a fact only where both the margin and NP do."""
-    from factscore_local.estimator import DEFAULT_NP_MODEL, STANDIN_NP_THRESHOLDS
+    from factscore_local.config import DEFAULT_NP_MODEL, STANDIN_NP_THRESHOLDS
 
     assert DEFAULT_NP_MODEL == "lm"
     bio = next(iter(read_bios(require(CHATGPT))))
@@ -100,15 +104,15 @@ def test_default_np_separates_supported_facts(db_index, tmp_path):
         index=db_index, lm=need(DEFAULT_LM), verifier="retrieve-lm+np", cache=tmp_path / "c.db"
     )
     estimator = Estimator(config)
-    assert config.np_threshold == STANDIN_NP_THRESHOLDS["lm"]
+    assert config.thresholds.np == STANDIN_NP_THRESHOLDS["lm"]
     items = [(bio.topic, bio.topic, atom) for atom in labels]
     decisions = estimator.verify(items)
     np_by_label: dict[str, list[float]] = {"S": [], "NS": []}
     for (_, _, atom), d in zip(items, decisions, strict=True):
-        assert 0.0 <= d["np"] <= 1.0
-        both = d["margin"] > config.margin and d["np"] > config.np_threshold
-        assert d["is_supported"] == both
-        np_by_label[labels[atom]].append(d["np"])
+        assert 0.0 <= d.np <= 1.0
+        both = d.margin > config.margin and d.np > config.thresholds.np
+        assert d.is_supported == both
+        np_by_label[labels[atom]].append(d.np)
     assert np_by_label["S"] and np_by_label["NS"]
     mean = {k: sum(v) / len(v) for k, v in np_by_label.items()}
     assert mean["S"] > mean["NS"], mean

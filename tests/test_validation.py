@@ -20,16 +20,17 @@ from factscore_local.calibration import (
     read_settings,
 )
 from factscore_local.cli import main
+from factscore_local.labeled import human_bio_score, human_facts
+from factscore_local.records import BioRow
 from factscore_local.validation import (
     BioResult,
     f1_not_supported,
-    human_bio_score,
-    human_facts,
     mark,
     ranking_kept,
     report,
     topic_half,
 )
+from factscore_local.verifiers import Thresholds
 from tests.conftest import SHARED, require
 
 DEV = SHARED / "factscore" / "labeled-dev"
@@ -127,15 +128,14 @@ def test_cli_validates_three_subjects_with_trivial_verifiers(db_index, tmp_path)
 def make_subject(human: float, margins: list[list[float]]) -> SubjectFacts:
     flat = [m for bio in margins for m in bio]
     bio_index = [i for i, bio in enumerate(margins) for _ in bio]
+    signals = {"margin": np.array(flat), "np": np.zeros(len(flat)), "draw": np.zeros(len(flat))}
     return SubjectFacts(
         human_score=human,
-        margin=np.array(flat),
-        np_value=np.zeros(len(flat)),
+        signals=signals,
         bio=np.array(bio_index),
         n_bios=len(margins),
         h_label=np.array([m <= 0.5 for m in flat]),
-        h_margin=np.array(flat),
-        h_np=np.zeros(len(flat)),
+        h_signals=dict(signals),
     )
 
 
@@ -143,7 +143,7 @@ def test_calibration_finds_the_threshold_that_matches_the_humans():
     # Half of each bio's facts have margins above 0.5; the humans say 50% supported, so
     # the default margin 0 (everything supported) is 50 points off and ~0.5 is right.
     subject = make_subject(0.5, [[0.05, 0.2, 0.8, 1.5], [0.1, 0.3, 0.9, 2.0]])
-    assert estimated_score(subject, "retrieve-lm", 0.0, 0.3) == 1.0
+    assert estimated_score(subject, "retrieve-lm", Thresholds(0.0, 0.3)) == 1.0
     settings = fit({"s": subject}, "retrieve-lm", "er")
     assert settings["defaults"]["error_rate"] == 50.0
     assert settings["fit"]["error_rate"] == 0.0
@@ -167,20 +167,29 @@ def test_settings_file_errors(tmp_path):
 
 def test_apply_thresholds_redecides_and_rescores():
     row = {
+        "line": 1,
         "topic": "t",
         "source": "s.jsonl",
         "responded": True,
         "n_facts": 2,
         "init_score": 1.0,
         "score": 1.0,
-        "decisions": [{"margin": 0.5, "np": 0.9}, {"margin": -0.5, "np": 0.9}],
-        "human": {"score": 0.5, "n_facts": 1, "facts": [{"label": "NS", "margin": 2, "np": 0.1}]},
+        "decisions": [
+            {"atom": "a", "margin": 0.5, "np": 0.9, "is_supported": True},
+            {"atom": "b", "margin": -0.5, "np": 0.9, "is_supported": True},
+        ],
+        "human": {
+            "score": 0.5,
+            "n_facts": 1,
+            "facts": [{"atom": "c", "label": "NS", "margin": 2, "np": 0.1, "is_supported": True}],
+        },
     }
-    (lm,) = apply_thresholds([row], "retrieve-lm", 0.0, 0.3, gamma=0)
-    assert lm["init_score"] == 0.5 and lm["human"]["facts"][0]["is_supported"]
-    (both,) = apply_thresholds([row], "retrieve-lm+np", -1.0, 0.3, gamma=0)
-    assert both["init_score"] == 1.0 and not both["human"]["facts"][0]["is_supported"]
-    assert row["init_score"] == 1.0  # the input is left as it was
+    row = BioRow.from_json(row)
+    (lm,) = apply_thresholds([row], "retrieve-lm", Thresholds(0.0, 0.3), gamma=0)
+    assert lm.init_score == 0.5 and lm.human.facts[0].is_supported
+    (both,) = apply_thresholds([row], "retrieve-lm+np", Thresholds(-1.0, 0.3), gamma=0)
+    assert both.init_score == 1.0 and not both.human.facts[0].is_supported
+    assert row.init_score == 1.0  # the input is left as it was
 
 
 def test_calibrate_then_eval_with_its_settings(db_index, tmp_path):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from factscore_local.lm.base import LocalLM, TrueFalse
 from factscore_local.model_store import resolve_lm
+from index.offline import enforce_offline
 
 BACKENDS = ("auto", "llama.cpp", "transformers")
 
@@ -15,6 +16,7 @@ def load_lm(
 ) -> LocalLM:
     """GGUF files default to llama.cpp (measured faster on CPU, see BENCHMARKS.md);
     directories load with transformers."""
+    enforce_offline()
     path = resolve_lm(spec)
     if backend not in BACKENDS:
         raise ValueError(f"unknown LM backend {backend!r}; choose from {', '.join(BACKENDS)}")

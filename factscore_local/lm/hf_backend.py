@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from factscore_local.lm.base import LocalLM, cut_at_stop
-from index import offline  # noqa: F401
+from index.offline import enforce_offline
 
 
 class HFCausalLM(LocalLM):
@@ -13,6 +13,7 @@ class HFCausalLM(LocalLM):
 
     def __init__(self, path: Path, threads: int | None = None) -> None:
         super().__init__()
+        enforce_offline()
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 

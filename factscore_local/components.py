@@ -1,0 +1,216 @@
+"""What the estimator works with, built by one factory from the config: the knowledge
+source, the result cache, the LM, the NP scorer and the decomposer.
+
+Models load on first use (``Lazy``), so a run that needs no LM never loads one. Tests and
+benchmarks pass their own parts to ``build_components`` instead of touching private fields.
+Every model call goes through ``cached_batch``: results are keyed by the model's identity
+and the exact input, so a killed run resumes without recomputing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from factscore_local.cache import ResultCache, cached_batch, key_of
+from factscore_local.config import EvalConfig
+
+T = TypeVar("T")
+
+SLICE_GENERATE = 8  # prompts per stored slice of generations
+SLICE_TRUE_FALSE = 32  # prompts per stored slice of True/False scores (and of causal NP)
+
+
+class Lazy(Generic[T]):
+    """A value made on first ``get()``."""
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make = make
+        self._value: T | None = None
+        self.loaded = False
+
+    @classmethod
+    def of(cls, value: T) -> Lazy[T]:
+        lazy = cls(lambda: value)
+        lazy.get()
+        return lazy
+
+    def get(self) -> T:
+        if not self.loaded:
+            self._value = self._make()
+            self.loaded = True
+        return self._value  # type: ignore[return-value]
+
+
+def model_identity(path: Path, backend: str) -> str:
+    stat = path.stat()
+    return f"{path.name}|{stat.st_size}|{int(stat.st_mtime)}|{backend}"
+
+
+class CachedLM:
+    """An LM's generations and True/False logits, cached by model identity and prompt."""
+
+    def __init__(self, lm, cache: ResultCache, model_id: str) -> None:
+        self.lm = lm
+        self.cache = cache
+        self.model_id = model_id
+
+    def chat(self, user: str) -> str:
+        return self.lm.chat(user)
+
+    def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
+        keys = [key_of("gen", self.model_id, p, max_new_tokens, stop) for p in prompts]
+        return cached_batch(
+            self.cache,
+            "generate",
+            keys,
+            prompts,
+            lambda part: self.lm.generate(part, max_new_tokens, stop),
+            SLICE_GENERATE,
+            order=str,
+        )
+
+    def true_false(self, prompts: list[str]) -> list[tuple[float, float]]:
+        keys = [key_of("tf", self.model_id, p) for p in prompts]
+        values = cached_batch(
+            self.cache,
+            "true_false",
+            keys,
+            prompts,
+            lambda part: [
+                [float(x.true_logit), float(x.false_logit)] for x in self.lm.true_false(part)
+            ],
+            SLICE_TRUE_FALSE,
+            order=str,
+        )
+        return [tuple(v) for v in values]
+
+
+class CachedNP:
+    """NP probabilities of (atom, passages) pairs, cached by scorer identity and input.
+
+    The causal stand-in scores a batch at once (facts of a page share their prefix); a
+    masked-LM ``NPScorer`` scores one pair at a time."""
+
+    def __init__(self, scorer, cache: ResultCache, scorer_id: str) -> None:
+        self.scorer = scorer
+        self.cache = cache
+        self.scorer_id = scorer_id
+
+    def probabilities(self, items: Sequence[tuple[str, list[str]]]) -> list[float]:
+        keys = [key_of("np", self.scorer_id, atom, passages) for atom, passages in items]
+        if hasattr(self.scorer, "probabilities"):
+            compute, size = self.scorer.probabilities, SLICE_TRUE_FALSE
+        else:
+            compute, size = (lambda part: [self.scorer.probability(*part[0])]), 1
+        values = cached_batch(
+            self.cache, "np", keys, list(items), lambda part: map(float, compute(part)), size
+        )
+        return [float(v) for v in values]
+
+
+@dataclass
+class Components:
+    knowledge: Any  # index.reader.KnowledgeSource
+    cache: ResultCache
+    lm: Lazy[CachedLM]
+    np: Lazy[CachedNP]
+    decomposer: Lazy[Any]  # factscore_local.decompose.Decomposer
+
+
+# Raw LMs loaded in this process, by (spec, backend, threads): estimators with other
+# settings (the scripts make many) share one copy of the weights.
+_LOADED_LMS: dict[tuple, Any] = {}
+
+
+def load_shared_lm(config: EvalConfig):
+    from factscore_local.lm import load_lm
+
+    key = (config.lm, config.backend, config.threads)
+    if key not in _LOADED_LMS:
+        _LOADED_LMS[key] = load_lm(config.lm, config.backend, threads=config.threads)
+    return _LOADED_LMS[key]
+
+
+def _cached_lm(config: EvalConfig, raw, cache: ResultCache) -> CachedLM:
+    from factscore_local.model_store import resolve_lm
+
+    return CachedLM(raw, cache, model_identity(resolve_lm(config.lm), raw.backend))
+
+
+def _np_scorer(config: EvalConfig, lm: Lazy[CachedLM], cache: ResultCache) -> CachedNP:
+    """NP's scorer: "lm" (the causal-LM stand-in with the verifier's LM), "minilm" (the
+    embedded encoder with NPM's math) or a masked-LM directory (NPM's math)."""
+    spec = config.np_model_spec
+    if spec == "lm":
+        from npm.causal_np import CausalNPScorer
+
+        cached = lm.get()
+        return CachedNP(CausalNPScorer(cached.lm), cache, f"causal|{cached.model_id}")
+    from npm import NPScorer
+
+    if spec == "minilm":
+        from index.models import minilm_path
+
+        spec = str(minilm_path())
+    return CachedNP(NPScorer(spec), cache, Path(spec).name)
+
+
+def _decomposer(config: EvalConfig, lm: Lazy[CachedLM]):
+    from factscore_local.decompose import (
+        REFERENCE_INSTRUCTION,
+        Decomposer,
+        DemoSelector,
+        load_demos,
+        parse_facts_reference,
+    )
+
+    selector = DemoSelector(load_demos(config.demos))
+    if config.decompose_prompt == "reference":
+        return Decomposer(
+            lm.get(),
+            selector,
+            instruction=REFERENCE_INSTRUCTION,
+            prime="",
+            parser=parse_facts_reference,
+        )
+    return Decomposer(lm.get(), selector)
+
+
+def build_components(
+    config: EvalConfig,
+    *,
+    knowledge=None,
+    cache: ResultCache | None = None,
+    lm=None,
+    np_scorer: CachedNP | None = None,
+) -> Components:
+    """The estimator's parts for ``config``; any part given is used as it is. ``lm`` may be
+    a loaded ``LocalLM`` (wrapped in a cache with its identity) or a ``CachedLM``."""
+    if knowledge is None:
+        from index.reader import KnowledgeSource
+
+        knowledge = KnowledgeSource(config.index)
+    if cache is None:
+        cache = ResultCache(config.cache)
+    if isinstance(lm, CachedLM):
+        lm_part = Lazy.of(lm)
+    else:
+        raw = lm
+        lm_part = Lazy(
+            lambda: _cached_lm(config, raw if raw is not None else load_shared_lm(config), cache)
+        )
+    np_part = (
+        Lazy.of(np_scorer)
+        if np_scorer is not None
+        else Lazy(lambda: _np_scorer(config, lm_part, cache))
+    )
+    return Components(
+        knowledge=knowledge,
+        cache=cache,
+        lm=lm_part,
+        np=np_part,
+        decomposer=Lazy(lambda: _decomposer(config, lm_part)),
+    )

@@ -1,0 +1,72 @@
+"""Reading ``fscore eval`` input: one ``Bio`` per non-blank JSONL line.
+
+A line that cannot be used (not UTF-8, not JSON, not an object, a missing field) becomes a
+``Bio`` with ``error`` set, so it is reported in the output and the rest goes on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class InputError(ValueError):
+    """The input file cannot be used at all."""
+
+
+@dataclass(frozen=True)
+class Bio:
+    line: int
+    topic: str = ""
+    output: str = ""
+    annotations: list | None = None
+    has_annotations_key: bool = False
+    error: str = ""
+    source: str = ""  # the input file it came from
+    record: dict = field(default_factory=dict)  # the parsed line, as it was read
+
+
+def read_bios(path: Path) -> Iterator[Bio]:
+    """One Bio per non-blank line; a bad line becomes a Bio with ``error`` set."""
+    if not path.is_file():
+        raise InputError(f"input not found: {path}")
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                yield Bio(number, error="line is not UTF-8", source=str(path))
+                continue
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield Bio(number, error=f"invalid JSON ({exc.msg})", source=str(path))
+                continue
+            if not isinstance(obj, dict):
+                yield Bio(number, error="line is not a JSON object", source=str(path))
+                continue
+            topic, output = obj.get("topic"), obj.get("output")
+            missing = [
+                k for k, v in (("topic", topic), ("output", output)) if not isinstance(v, str)
+            ]
+            if missing:
+                yield Bio(
+                    number,
+                    topic=topic if isinstance(topic, str) else "",
+                    error=f"missing or non-string field(s): {', '.join(missing)}",
+                    source=str(path),
+                )
+                continue
+            yield Bio(
+                number,
+                topic=topic,
+                output=output,
+                annotations=obj.get("annotations"),
+                has_annotations_key="annotations" in obj,
+                source=str(path),
+                record=obj,
+            )

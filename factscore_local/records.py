@@ -1,0 +1,176 @@
+"""The output schema of ``fscore eval``: typed records, one JSON line per bio.
+
+The estimator writes these; validation, calibration, the CLI and the scripts read them.
+``to_json`` / ``from_json`` are exact inverses, and fields that do not apply (a signal a
+verifier did not compute, the human side of an unlabeled bio) are left out of the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A passage a fact was judged against."""
+
+    passage_id: Any
+    title: str
+    rank: int
+    score: float
+
+    def to_json(self) -> dict:
+        return {
+            "passage_id": self.passage_id,
+            "title": self.title,
+            "rank": self.rank,
+            "score": self.score,
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict) -> Evidence:
+        return cls(obj["passage_id"], obj["title"], obj["rank"], obj["score"])
+
+
+@dataclass(frozen=True)
+class FactResult:
+    """One fact's decision, with the signals it came from and its evidence."""
+
+    atom: str
+    is_supported: bool
+    sentence: str | None = None  # the sentence a model fact came from
+    label: str | None = None  # the humans' label of a human atomic fact (S, NS, IR)
+    evidence: tuple[Evidence, ...] | None = None
+    margin: float | None = None
+    np: float | None = None
+    draw: float | None = None
+
+    def signals(self) -> dict[str, float]:
+        """The recorded signal values (what a verifier's rule reads)."""
+        return {
+            name: value
+            for name, value in (("margin", self.margin), ("np", self.np), ("draw", self.draw))
+            if value is not None
+        }
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {"atom": self.atom}
+        if self.sentence is not None:
+            out["sentence"] = self.sentence
+        if self.label is not None:
+            out["label"] = self.label
+        if self.evidence is not None:
+            out["evidence"] = [e.to_json() for e in self.evidence]
+        out.update(self.signals())
+        out["is_supported"] = self.is_supported
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict) -> FactResult:
+        evidence = obj.get("evidence")
+        return cls(
+            atom=obj["atom"],
+            is_supported=bool(obj["is_supported"]),
+            sentence=obj.get("sentence"),
+            label=obj.get("label"),
+            evidence=None if evidence is None else tuple(Evidence.from_json(e) for e in evidence),
+            margin=obj.get("margin"),
+            np=obj.get("np"),
+            draw=obj.get("draw"),
+        )
+
+
+@dataclass(frozen=True)
+class HumanSide:
+    """A labeled bio's human FActScore and the estimator's decisions on its human facts."""
+
+    score: float | None  # None: the humans' bio does not respond
+    n_facts: int
+    facts: tuple[FactResult, ...] = ()
+
+    def to_json(self) -> dict:
+        return {
+            "score": self.score,
+            "n_facts": self.n_facts,
+            "facts": [f.to_json() for f in self.facts],
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict) -> HumanSide:
+        facts = tuple(FactResult.from_json(f) for f in obj.get("facts", []))
+        return cls(obj.get("score"), obj.get("n_facts", 0), facts)
+
+
+@dataclass(frozen=True)
+class BioRow:
+    """One input line's result: its facts and score, or the error that stopped it."""
+
+    line: int
+    topic: str
+    source: str
+    error: str | None = None
+    title: str | None = None
+    responded: bool = False
+    n_facts: int = 0
+    init_score: float | None = None  # precision of the facts (no length penalty)
+    score: float | None = None  # with the length penalty
+    decisions: tuple[FactResult, ...] = ()
+    human: HumanSide | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def with_decisions(self, decisions: tuple[FactResult, ...], init_score, score) -> BioRow:
+        return replace(self, decisions=decisions, init_score=init_score, score=score)
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {"line": self.line, "topic": self.topic, "source": self.source}
+        if self.error is not None:
+            out["error"] = self.error
+            return out
+        out.update(
+            title=self.title,
+            responded=self.responded,
+            n_facts=self.n_facts,
+            init_score=self.init_score,
+            score=self.score,
+            decisions=[d.to_json() for d in self.decisions],
+        )
+        if self.human is not None:
+            out["human"] = self.human.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict) -> BioRow:
+        common = {"line": obj["line"], "topic": obj["topic"], "source": obj.get("source", "")}
+        if "error" in obj:
+            return cls(**common, error=obj["error"])
+        human = obj.get("human")
+        return cls(
+            **common,
+            title=obj.get("title"),
+            responded=bool(obj["responded"]),
+            n_facts=obj["n_facts"],
+            init_score=obj["init_score"],
+            score=obj["score"],
+            decisions=tuple(FactResult.from_json(d) for d in obj.get("decisions", [])),
+            human=None if human is None else HumanSide.from_json(human),
+        )
+
+
+def read_rows(path: Path) -> list[BioRow]:
+    """The rows of an ``fscore eval --out`` file."""
+    rows = []
+    with Path(path).open(encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(BioRow.from_json(json.loads(line)))
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise ValueError(f"{path}:{number}: not an fscore eval row ({exc})") from exc
+    return rows

@@ -1,0 +1,154 @@
+"""The verifiers: what each one needs per fact and how it decides. One entry per verifier.
+
+A verifier reads *signals*, values the estimator computes and records for every fact:
+
+- ``margin``: logit(True) - logit(False) of the local LM, with the retrieved passages as
+  evidence (``margin_context="retrieved"``) or with none (``"none"``);
+- ``np``: the nonparametric probability of the fact given the retrieved passages;
+- ``draw``: a uniform number seeded by (seed, topic, fact), for the random baseline.
+
+Its rule turns signal arrays and thresholds into decisions, vectorised, so the same rule
+decides a fact in ``fscore eval``, re-decides recorded facts (``--settings``), and is
+searched over by calibration. A new verifier, a fitted rule or another evidence mode is one
+``register`` call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+SIGNALS = ("margin", "np", "draw")
+THRESHOLD_SIGNAL = {"margin": "margin", "np": "np"}  # threshold name -> the signal it cuts
+MARGIN_CONTEXTS = ("retrieved", "none")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    margin: float = 0.0  # supported when margin > this
+    np: float = 0.3  # supported when np > this
+
+
+Rule = Callable[[Mapping[str, np.ndarray], Thresholds], np.ndarray | bool]
+
+
+@dataclass(frozen=True)
+class Verifier:
+    name: str
+    signals: tuple[str, ...]  # what it reads per fact
+    rule: Rule
+    thresholds: tuple[str, ...] = ()  # the Thresholds fields its rule reads (calibrated)
+    margin_context: str = "retrieved"
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.signals) - set(SIGNALS)
+        if unknown:
+            raise ValueError(f"verifier {self.name!r}: unknown signal(s) {sorted(unknown)}")
+        if set(self.thresholds) - set(THRESHOLD_SIGNAL):
+            raise ValueError(f"verifier {self.name!r}: thresholds are margin and/or np")
+        if self.margin_context not in MARGIN_CONTEXTS:
+            raise ValueError(f"verifier {self.name!r}: margin_context is one of {MARGIN_CONTEXTS}")
+
+    @property
+    def uses_margin(self) -> bool:
+        return "margin" in self.signals
+
+    @property
+    def uses_np(self) -> bool:
+        return "np" in self.signals
+
+    @property
+    def needs_evidence(self) -> bool:
+        return self.uses_np or (self.uses_margin and self.margin_context == "retrieved")
+
+    def decide(
+        self, signals: Mapping[str, np.ndarray], thresholds: Thresholds, n: int
+    ) -> np.ndarray:
+        """Decisions (True = supported) for n facts from their signal arrays."""
+        decided = np.asarray(self.rule(signals, thresholds), dtype=bool)
+        return np.broadcast_to(decided, (n,)).copy()
+
+    def decide_one(self, values: Mapping[str, float], thresholds: Thresholds) -> bool:
+        arrays = {name: np.asarray([values[name]], float) for name in self.signals}
+        return bool(self.decide(arrays, thresholds, 1)[0])
+
+
+_REGISTRY: dict[str, Verifier] = {}
+
+
+def register(verifier: Verifier, replace: bool = False) -> Verifier:
+    if verifier.name in _REGISTRY and not replace:
+        raise ValueError(f"a verifier named {verifier.name!r} is already registered")
+    _REGISTRY[verifier.name] = verifier
+    return verifier
+
+
+def unregister(name: str) -> None:
+    _REGISTRY.pop(name, None)
+
+
+def get_verifier(name: str) -> Verifier:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown verifier {name!r}; choose from {', '.join(verifier_names())}"
+        ) from None
+
+
+def verifier_names() -> tuple[str, ...]:
+    return tuple(_REGISTRY)
+
+
+# --- the paper's verifiers and baselines ------------------------------------------------
+register(
+    Verifier(
+        "retrieve-lm",
+        ("margin",),
+        lambda s, t: s["margin"] > t.margin,
+        ("margin",),
+        description="the LM's True/False on the topic's retrieved passages",
+    )
+)
+register(
+    Verifier(
+        "no-context-lm",
+        ("margin",),
+        lambda s, t: s["margin"] > t.margin,
+        ("margin",),
+        margin_context="none",
+        description="the LM's True/False with no evidence",
+    )
+)
+register(
+    Verifier(
+        "np",
+        ("np",),
+        lambda s, t: s["np"] > t.np,
+        ("np",),
+        description="the nonparametric probability of the fact given the passages",
+    )
+)
+register(
+    Verifier(
+        "retrieve-lm+np",
+        ("margin", "np"),
+        # The paper's ensemble: supported only if both say so.
+        lambda s, t: (s["margin"] > t.margin) & (s["np"] > t.np),
+        ("margin", "np"),
+        description="retrieve-lm and np must both say supported",
+    )
+)
+register(Verifier("always-supported", (), lambda s, t: True, description="baseline"))
+register(Verifier("always-not-supported", (), lambda s, t: False, description="baseline"))
+register(
+    Verifier(
+        "random",
+        ("draw",),
+        lambda s, t: s["draw"] < 0.5,
+        description="baseline: a coin seeded by (seed, topic, fact)",
+    )
+)
