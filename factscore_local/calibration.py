@@ -28,9 +28,10 @@ OBJECTIVES = ("er", "f1")
 
 @dataclass
 class SubjectFacts:
-    """Recorded signals of one subject file, as arrays."""
+    """Recorded signals of one subject file, as arrays. Estimate facts and the human score
+    cover the bios where both the humans and the estimate respond."""
 
-    human_score: float  # mean over the humans' responding bios, in [0, 1]
+    human_score: float  # mean over those bios, in [0, 1]
     signals: dict[str, np.ndarray]  # estimate facts: signal name -> values
     bio: np.ndarray  # estimate fact -> index of its bio
     n_bios: int
@@ -56,14 +57,14 @@ def collect(rows: list[BioRow]) -> dict[str, SubjectFacts]:
         bios, human_scores, h_label = [], [], []
         n_bios = 0
         for row in subject_rows:
-            if row.human.score is not None:
-                human_scores.append(row.human.score)
             for fact in row.human.facts:
                 h_label.append(fact.label != "S")
                 recorded = fact.signals()
                 for s in SIGNALS:
                     h_values[s].append(recorded.get(s, 0.0))
-            if row.responded and row.decisions:
+            # ER compares the bios where both the humans and the estimate respond.
+            if row.responded and row.decisions and row.human.score is not None:
+                human_scores.append(row.human.score)
                 for d in row.decisions:
                     recorded = d.signals()
                     for s in SIGNALS:
@@ -156,8 +157,10 @@ def fit(
     return {
         "verifier": verifier.name,
         "objective": objective,
-        "margin": round(chosen.margin, 4),
-        "np_threshold": round(chosen.np, 4),
+        # Exact: a rounded threshold can fall on the other side of a recorded value (the
+        # "below everything" candidate rounded to 0 would reject facts with NP 0.0).
+        "margin": chosen.margin,
+        "np_threshold": chosen.np,
         "fit": {"error_rate": round(er, 2), "f1_micro": round(f1, 2)},
         "defaults": {"error_rate": round(default_er, 2), "f1_micro": round(default_f1, 2)},
         "n_bios": sum(s.n_bios for s in items),

@@ -4,7 +4,9 @@ Definitions (FActScore paper, §3.3, §4.2 and App. B.2):
 
 - Human FActScore of a bio: see ``labeled.human_bio_score``. The file's score is the mean
   over responding bios (``annotations`` not null, at least one fact).
-- ER = |estimated - human| in points; over- or under-estimation beyond 5 points is marked.
+- ER = |estimated - human| in points, both averaged over the bios where both respond (a
+  bio that responds on one side only is left out, and counted); over- or under-estimation
+  beyond 5 points is marked.
 - micro-F1 on not-supported facts, pooled over all human atomic facts of a file: G = facts
   the humans did not label S (NS, and IR in the ``ir_as_ns`` convention), P = facts the
   estimator called not supported.
@@ -110,20 +112,37 @@ def _estimate(bios: Sequence[BioResult]) -> float:
     return 100 * _mean([b.estimate for b in bios if b.estimate is not None])
 
 
+def _paired(bios: Sequence[BioResult]) -> list[BioResult]:
+    """The bios where both the humans and the estimate respond: ER compares these only."""
+    return [b for b in bios if b.human is not None and b.estimate is not None]
+
+
+def _error(bios: Sequence[BioResult]) -> float:
+    paired = _paired(bios)
+    return abs(_estimate(paired) - _human(paired))
+
+
 def _f1(bios: Sequence[BioResult], ir_as_ns: bool = True) -> F1:
     return f1_not_supported([p for b in bios for p in b.facts], ir_as_ns)
 
 
 def report(bios: Sequence[BioResult], bootstrap: int = 1000, seed: int = 0) -> dict:
     """The validation figures of one subject file (scores in points, F1 in percent)."""
-    human, estimate = _human(bios), _estimate(bios)
     f1, f1_ex = _f1(bios, True), _f1(bios, False)
-    both = [b for b in bios if b.human is not None and b.estimate is not None]
+    both = _paired(bios)
+    paired_human, paired_estimate = _human(both), _estimate(both)
     out = {
-        "human_score": round(human, 2),
-        "estimated_score": round(estimate, 2),
-        "error_rate": round(abs(estimate - human), 2),
-        "mark": mark(estimate, human),
+        # Each side over its own responding bios (what each would report alone)...
+        "human_score": round(_human(bios), 2),
+        "estimated_score": round(_estimate(bios), 2),
+        # ...and ER over the bios where both respond, so it compares the same bios.
+        "error_rate": round(abs(paired_estimate - paired_human), 2),
+        "mark": mark(paired_estimate, paired_human),
+        "er_human_score": round(paired_human, 2),
+        "er_estimated_score": round(paired_estimate, 2),
+        "n_er_bios": len(both),
+        # Bios that respond on one side only: left out of ER.
+        "n_er_dropped": sum((b.human is None) != (b.estimate is None) for b in bios),
         "f1_micro": round(100 * f1.f1, 2),
         "precision": round(100 * f1.precision, 2),
         "recall": round(100 * f1.recall, 2),
@@ -137,7 +156,7 @@ def report(bios: Sequence[BioResult], bootstrap: int = 1000, seed: int = 0) -> d
         "n_human_facts": f1.n_facts,
     }
     if bootstrap:
-        lo, hi = bootstrap_interval(bios, lambda s: abs(_estimate(s) - _human(s)), bootstrap, seed)
+        lo, hi = bootstrap_interval(bios, _error, bootstrap, seed)
         out["error_rate_ci95"] = [round(lo, 2), round(hi, 2)]
         lo, hi = bootstrap_interval(bios, lambda s: 100 * _f1(s).f1, bootstrap, seed)
         out["f1_micro_ci95"] = [round(lo, 2), round(hi, 2)]

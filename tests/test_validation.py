@@ -15,9 +15,11 @@ from click.testing import CliRunner
 from factscore_local.calibration import (
     SubjectFacts,
     apply_thresholds,
+    collect,
     estimated_score,
     fit,
     read_settings,
+    settings_thresholds,
 )
 from factscore_local.cli import main
 from factscore_local.labeled import human_bio_score, human_facts
@@ -29,6 +31,7 @@ from factscore_local.validation import (
     ranking_kept,
     report,
     topic_half,
+    validate_rows,
 )
 from factscore_local.verifiers import Thresholds
 from tests.conftest import SHARED, require
@@ -112,7 +115,7 @@ def test_cli_validates_three_subjects_with_trivial_verifiers(db_index, tmp_path)
         got = out["subjects"][subject]
         assert got["human_score"] == pytest.approx(score, abs=0.05)
         assert got["n_human_responding"] == n_bios
-        assert got["estimated_score"] == 0.0 and got["error_rate"] == got["human_score"]
+        assert got["estimated_score"] == 0.0 and got["error_rate"] == got["er_human_score"]
         assert got["mark"] == "-" and got["recall"] == 100.0
         # Always "not supported": precision = share of G; F1 = 2p / (1 + p).
         p = got["precision"] / 100
@@ -227,3 +230,57 @@ def test_calibrate_then_eval_with_its_settings(db_index, tmp_path):
         settings["fit"]["error_rate"], abs=0.01
     )
     assert error_rate([]) == pytest.approx(settings["defaults"]["error_rate"], abs=0.01)
+
+
+def labeled_row(line: int, topic: str, human: float | None, facts: list[tuple]) -> BioRow:
+    """A row whose model facts and human facts are the same (margin, np, human label)."""
+    decisions = [
+        {"atom": f"f{i}", "margin": m, "np": p, "is_supported": True}
+        for i, (m, p, _) in enumerate(facts)
+    ]
+    human_facts = [{**d, "label": label} for d, (_, _, label) in zip(decisions, facts, strict=True)]
+    return BioRow.from_json(
+        {
+            "line": line,
+            "topic": topic,
+            "source": "s.jsonl",
+            "title": topic,
+            "responded": bool(facts),
+            "n_facts": len(facts),
+            "init_score": 1.0 if facts else None,
+            "score": 1.0 if facts else None,
+            "decisions": decisions,
+            "human": {"score": human, "n_facts": len(facts), "facts": human_facts},
+        }
+    )
+
+
+def test_stored_settings_reproduce_the_fitted_error_rate():
+    """NP of every fact is 0.0, so the best ensemble switches NP off (a threshold below
+    every value). Applying the stored settings must give the ER the fit reported: a
+    threshold rounded to -0.0 would reject every fact instead."""
+    rows = [
+        labeled_row(1, "a", 0.5, [(1.0, 0.0, "S"), (-1.0, 0.0, "NS")]),
+        labeled_row(2, "b", 0.5, [(2.0, 0.0, "S"), (-2.0, 0.0, "NS")]),
+    ]
+    settings = fit(collect(rows), "retrieve-lm+np", "er")
+    assert settings["fit"]["error_rate"] == 0.0
+    assert settings["np_threshold"] < 0.0  # NP off, stored exactly
+    applied = apply_thresholds(rows, "retrieve-lm+np", settings_thresholds(settings), gamma=0)
+    figures = validate_rows(applied, bootstrap=0)["subjects"]["s"]
+    assert figures["error_rate"] == settings["fit"]["error_rate"]
+    assert figures["f1_micro"] == settings["fit"]["f1_micro"] == 100.0
+
+
+def test_error_rate_compares_the_same_bios():
+    """A bio the humans score but the estimate does not (no facts) is left out of ER, and
+    counted; each side's own score still covers its own responding bios."""
+    bios = [
+        BioResult("a", human=0.8, estimate=0.8, facts=[]),
+        BioResult("b", human=0.2, estimate=None, facts=[]),
+    ]
+    r = report(bios, bootstrap=0)
+    assert r["human_score"] == 50.0 and r["estimated_score"] == 80.0
+    assert r["error_rate"] == 0.0 and r["n_er_bios"] == 1 and r["n_er_dropped"] == 1
+    rows = [labeled_row(1, "a", 1.0, [(1.0, 0.5, "S")]), labeled_row(2, "b", 0.0, [])]
+    assert collect(rows)["s"].human_score == 1.0  # calibration pairs the same way
