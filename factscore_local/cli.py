@@ -20,6 +20,7 @@ from factscore_local.config import (
     RETRIEVALS,
     STANDIN_NP_THRESHOLDS,
 )
+from factscore_local.evidence import EVIDENCE_MODES
 from factscore_local.verifiers import verifier_names
 from index.offline import enforce_offline
 
@@ -382,6 +383,23 @@ ESTIMATOR_OPTIONS = [
         show_default=True,
         help="Order of the passages in the prompt: 'page' (shares more prompt prefix between "
         "facts, faster) or 'rank' (FActScore's: best passage last).",
+    ),
+    click.option(
+        "--evidence",
+        type=click.Choice(EVIDENCE_MODES),
+        default=DEFAULTS["evidence"],
+        show_default=True,
+        help="'per-fact': each fact judged against its own top-k passages (the paper's "
+        "procedure); 'shared': the facts of a bio against one block, the union of their "
+        "top-k in page order, evaluated once (each fact costs its own tokens).",
+    ),
+    click.option(
+        "--evidence-budget",
+        type=int,
+        default=DEFAULTS["evidence_budget"],
+        show_default=True,
+        help="Most passage tokens in a shared block; a bio whose union is larger is split "
+        "into blocks by passage overlap.",
     ),
     click.option(
         "--decompose-prompt",

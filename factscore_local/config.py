@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from factscore_local.abstain import ABSTAIN_RULES
+from factscore_local.evidence import EVIDENCE_MODES
 from factscore_local.verifiers import Thresholds, get_verifier
 from npm.np_prob import DEFAULT_NP_THRESHOLD as NPM_THRESHOLD
 
@@ -25,6 +26,11 @@ PASSAGE_ORDERS = ("page", "rank")
 # "reference": FActScore's instruction text verbatim, no bullet prime.
 DECOMPOSE_PROMPTS = ("ours", "reference")
 DEFAULT_GAMMA = 10.0
+# Tokens the LMs are loaded with: room for a shared block of evidence (margins are the same
+# as with 4096 on prompts that fit both; the KV cache grows by ~120 MB for the 1.5B model).
+LM_CONTEXT = 8192
+# Room in the context for the instruction, the chat template and the fact after a block.
+MAX_EVIDENCE_BUDGET = LM_CONTEXT - 512
 
 # NP's default scorer, chosen by measurement on the dev labels (BENCHMARKS.md, "NP
 # stand-ins"): the causal LM's token probabilities separate supported facts better than
@@ -55,6 +61,10 @@ class EvalConfig:
     np_threshold: float | None = None  # None: default_np_threshold(np_model)
     margin: float = 0.0  # supported when logit(True) - logit(False) > margin
     passage_order: str = "page"
+    # "per-fact": each fact's own top-k passages (the paper's procedure); "shared": the
+    # facts of a bio share one block, the union of their top-k (evidence.py).
+    evidence: str = "per-fact"
+    evidence_budget: int = 2500  # tokens of passages per shared block
     gamma: float = DEFAULT_GAMMA
     abstain: str = "generic"  # one of ABSTAIN_RULES ("none": never abstain)
     demos: Path | None = None
@@ -76,6 +86,7 @@ class EvalConfig:
             ("passage_order", PASSAGE_ORDERS),
             ("decompose_prompt", DECOMPOSE_PROMPTS),
             ("abstain", ABSTAIN_RULES),
+            ("evidence", EVIDENCE_MODES),
         ):
             value = getattr(self, name)
             if value not in allowed:
@@ -83,6 +94,8 @@ class EvalConfig:
         for name in ("k", "np_k", "chunk_bios"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        if not 256 <= self.evidence_budget <= MAX_EVIDENCE_BUDGET:
+            raise ValueError(f"evidence_budget must be between 256 and {MAX_EVIDENCE_BUDGET}")
         if self.gamma < 0:
             raise ValueError("gamma must be 0 (no length penalty) or positive")
 

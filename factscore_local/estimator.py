@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
+
 from factscore_local.abstain import is_abstained
 from factscore_local.components import Components, build_components
 from factscore_local.config import EvalConfig
@@ -72,9 +74,12 @@ class Estimator:
         # batched LM call: facts of a page share their prompt prefixes).
         model_items = [(w, s, a) for w in ready for s, a in w.facts or []]
         human_items = [(w, f) for w in ready for f in w.human or []]
+        # In the shared mode a bio's facts share blocks of evidence (the group is named by
+        # the bio's place in the input, not by its chunk); its human facts use the model
+        # facts' blocks without changing them (tier 1), so validating changes no estimate.
         results = self.verify(
-            [FactQuery(w.title, w.bio.topic, a) for w, _, a in model_items]
-            + [FactQuery(w.title, w.bio.topic, f.text) for w, f in human_items]
+            [FactQuery(w.title, w.bio.topic, a, self._group(w)) for w, _, a in model_items]
+            + [FactQuery(w.title, w.bio.topic, f.text, self._group(w), 1) for w, f in human_items]
         )
         by_bio: dict[int, list[FactResult]] = {}
         for (w, sentence, _), result in zip(model_items, results, strict=False):
@@ -83,6 +88,10 @@ class Estimator:
         for (w, fact), result in zip(human_items, results[len(model_items) :], strict=True):
             human_by_bio.setdefault(id(w), []).append(replace(result, label=fact.label))
         return [self._row(w, by_bio.get(id(w), []), human_by_bio.get(id(w), [])) for w in work]
+
+    @staticmethod
+    def _group(w: _Work) -> str:
+        return f"{w.bio.source}:{w.bio.line}"
 
     def _resolve(self, w: _Work) -> bool:
         resolution = self.ks.resolve_title(w.bio.topic)
@@ -159,16 +168,23 @@ class Estimator:
         if not queries:
             return []
         signals = compute_signals(self.verifier, queries, self.components, self.config)
-        decided = self.verifier.decide(signals.values, self.config.thresholds, len(queries))
+        # Decided on the values as recorded, so that re-deciding an output (--settings,
+        # calibration) gives exactly the decisions a run with those thresholds gives.
         recorded = {
             name: [round(float(v), 4) if name != "draw" else float(v) for v in values]
             for name, values in signals.values.items()
         }
+        decided = self.verifier.decide(
+            {name: np.asarray(v, float) for name, v in recorded.items()},
+            self.config.thresholds,
+            len(queries),
+        )
         return [
             FactResult(
                 atom=q.atom,
                 is_supported=bool(decided[i]),
                 evidence=signals.evidence[i],
+                block=signals.blocks[i],
                 **{name: values[i] for name, values in recorded.items()},
             )
             for i, q in enumerate(queries)

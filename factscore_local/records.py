@@ -47,6 +47,7 @@ class FactResult:
     margin: float | None = None
     np: float | None = None
     draw: float | None = None
+    block: tuple | None = None  # shared evidence: the passage ids of the block it was judged on
 
     def signals(self) -> dict[str, float]:
         """The recorded signal values (what a verifier's rule reads)."""
@@ -64,6 +65,8 @@ class FactResult:
             out["label"] = self.label
         if self.evidence is not None:
             out["evidence"] = [e.to_json() for e in self.evidence]
+        if self.block is not None:
+            out["block"] = list(self.block)
         out.update(self.signals())
         out["is_supported"] = self.is_supported
         return out
@@ -80,6 +83,7 @@ class FactResult:
             margin=obj.get("margin"),
             np=obj.get("np"),
             draw=obj.get("draw"),
+            block=None if obj.get("block") is None else tuple(obj["block"]),
         )
 
 

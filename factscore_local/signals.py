@@ -18,23 +18,28 @@ import numpy as np
 from factscore_local.cache import key_of
 from factscore_local.components import Components
 from factscore_local.config import EvalConfig
+from factscore_local.evidence import shared_blocks
 from factscore_local.records import Evidence
 from factscore_local.verifiers import Verifier
-from factscore_local.verify_prompt import no_context_prompt, retrieve_lm_prompt
+from factscore_local.verify_prompt import no_context_prompt, passage_block, retrieve_lm_prompt
 
 
 class FactQuery(NamedTuple):
     title: str  # the topic's page in the index
     topic: str  # as the input names it
     atom: str
+    group: str = ""  # facts of one group share blocks in the shared-evidence mode
+    tier: int = 0  # 1: uses its group's blocks without growing them (a labeled bio's human facts)
 
 
 @dataclass
 class Signals:
-    """Signal arrays (unrounded: decisions are made on these) and each fact's evidence."""
+    """Signal arrays (unrounded) and each fact's evidence: its own top-k, and the block it
+    was judged against (shared evidence only)."""
 
     values: dict[str, np.ndarray]
     evidence: list[tuple[Evidence, ...] | None]
+    blocks: list[tuple | None]
 
 
 def compute_signals(
@@ -42,18 +47,19 @@ def compute_signals(
 ) -> Signals:
     values: dict[str, np.ndarray] = {}
     evidence: list[tuple[Evidence, ...] | None] = [None] * len(queries)
+    blocks: list[tuple | None] = [None] * len(queries)
     if verifier.uses_margin:
         if verifier.margin_context == "none":
             values["margin"] = no_context_margins(queries, parts)
         else:
-            values["margin"], evidence = retrieved_margins(queries, parts, config)
+            values["margin"], evidence, blocks = retrieved_margins(queries, parts, config)
     if verifier.uses_np:
         values["np"] = np_values(queries, parts, config)
     if "draw" in verifier.signals:
         values["draw"] = np.asarray(
             [random.Random(key_of(config.seed, q.topic, q.atom)).random() for q in queries]
         )
-    return Signals(values, evidence)
+    return Signals(values, evidence, blocks)
 
 
 def _margins(parts: Components, prompts: list[str]) -> np.ndarray:
@@ -65,35 +71,79 @@ def no_context_margins(queries: list[FactQuery], parts: Components) -> np.ndarra
     return _margins(parts, [lm.chat(no_context_prompt(q.topic, q.atom)) for q in queries])
 
 
+def _own_passages(queries: list[FactQuery], parts: Components, k: int, method: str) -> list:
+    """Each fact's top-k hits within its page (query: topic + fact)."""
+    return [
+        parts.knowledge.search_page(q.title, f"{q.topic} {q.atom}", k=k, method=method)
+        for q in queries
+    ]
+
+
+def _judged_on(
+    queries: list[FactQuery], hits: list, config: EvalConfig, token_len
+) -> list[tuple | None]:
+    """The passages each fact is judged against, in page order: a shared block, or None
+    (its own hits) in the per-fact mode."""
+    if config.evidence != "shared":
+        return [None] * len(queries)
+    groups = [(q.title, q.topic, q.group) for q in queries]
+    own = [[h.passage for h in fact_hits] for fact_hits in hits]
+    tiers = [q.tier for q in queries]
+    return shared_blocks(groups, own, token_len, config.evidence_budget, tiers)
+
+
 def retrieved_margins(
     queries: list[FactQuery], parts: Components, config: EvalConfig
-) -> tuple[np.ndarray, list[tuple[Evidence, ...] | None]]:
+) -> tuple[np.ndarray, list[tuple[Evidence, ...] | None], list[tuple | None]]:
     lm = parts.lm.get()
+    hits = _own_passages(queries, parts, config.k, config.retrieval)
+    lengths: dict = {}
+
+    def token_len(p) -> int:  # the passage as retrieve_lm_prompt writes it
+        if p.passage_id not in lengths:
+            lengths[p.passage_id] = len(lm.lm.tokenize(passage_block(p.title, p.text))) + 1
+        return lengths[p.passage_id]
+
+    blocks = _judged_on(queries, hits, config, token_len)
     prompts, evidence = [], []
-    for q in queries:
-        hits = parts.knowledge.search_page(
-            q.title, f"{q.topic} {q.atom}", k=config.k, method=config.retrieval
-        )
+    for q, fact_hits, block in zip(queries, hits, blocks, strict=True):
         evidence.append(
             tuple(
                 Evidence(h.passage.passage_id, h.passage.title, h.rank, round(h.score, 4))
-                for h in hits
+                for h in fact_hits
             )
         )
-        if config.passage_order == "page":
+        if block is not None:
+            passages = list(reversed(block))  # written in reverse: page order in the prompt
+        elif config.passage_order == "page":
             # retrieve_lm_prompt writes them in reverse: reverse page order here.
-            hits = sorted(hits, key=lambda h: -h.passage.idx)
-        passages = [(h.passage.title, h.passage.text) for h in hits]
-        prompts.append(lm.chat(retrieve_lm_prompt(q.topic, q.atom, passages)))
-    return _margins(parts, prompts), evidence
+            passages = [h.passage for h in sorted(fact_hits, key=lambda h: -h.passage.idx)]
+        else:
+            passages = [h.passage for h in fact_hits]
+        pairs = [(p.title, p.text) for p in passages]
+        prompts.append(lm.chat(retrieve_lm_prompt(q.topic, q.atom, pairs)))
+    block_ids = [None if b is None else tuple(p.passage_id for p in b) for b in blocks]
+    return _margins(parts, prompts), evidence, block_ids
 
 
 def np_values(queries: list[FactQuery], parts: Components, config: EvalConfig) -> np.ndarray:
-    """NP of each fact against its page's BM25 top np_k passages."""
+    """NP of each fact against its page's BM25 top np_k passages (best first), or against
+    its group's block of them (page order) in the shared mode."""
+    hits = _own_passages(queries, parts, config.np_k, "bm25")
+    if config.np_model_spec == "lm":
+        tokenize = parts.lm.get().lm.tokenize
+
+        def token_len(p) -> int:
+            return len(tokenize(p.text.strip())) + 2
+
+    else:  # no causal LM to count with: ~4 characters a token is close enough for a budget
+
+        def token_len(p) -> int:
+            return len(p.text) // 4 + 2
+
+    blocks = _judged_on(queries, hits, config, token_len)
     items = []
-    for q in queries:
-        hits = parts.knowledge.search_page(
-            q.title, f"{q.topic} {q.atom}", k=config.np_k, method="bm25"
-        )
-        items.append((q.atom, [h.passage.text.strip() for h in hits]))
+    for q, fact_hits, block in zip(queries, hits, blocks, strict=True):
+        passages = block if block is not None else [h.passage for h in fact_hits]
+        items.append((q.atom, [p.text.strip() for p in passages]))
     return np.asarray(parts.np.get().probabilities(items), float)

@@ -13,12 +13,13 @@ INSTRUCTION = "Decide whether a statement about {topic} is supported by the pass
 NO_CONTEXT_INSTRUCTION = "Decide whether this statement about {topic} is true."
 
 
+def passage_block(title: str, text: str) -> str:
+    return f"Title: {title}\nText: {strip_markers(text).strip()}"
+
+
 def retrieve_lm_prompt(topic: str, atom: str, passages: list[tuple[str, str]]) -> str:
     """passages: (title, text) best first; they are written in reverse, best last."""
-    blocks = [
-        f"Title: {title}\nText: {strip_markers(text).strip()}" for title, text in reversed(passages)
-    ]
-    context = "\n\n".join(blocks)
+    context = "\n\n".join(passage_block(title, text) for title, text in reversed(passages))
     return (
         f"{INSTRUCTION.format(topic=topic)}\n\n{context}\n\n"
         f"Statement: {atom.strip()} True or False?"

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 REF_MAX_NEW_TOKENS = 128  # the reference's Inst-LLaMA path: max_length = len(prompt) + 128
 REF_MAX_PROMPT_TOKENS = 2048 - 128  # and its left truncation of the prompt
-SECTIONS = ("decompose", "ref", "variants", "np", "trivial")
+SECTIONS = ("decompose", "ref", "variants", "np", "trivial", "pages")
 
 
 def emit(record: dict) -> dict:
@@ -523,6 +523,80 @@ def section_trivial(b: Bench) -> None:
         )
 
 
+PAGE_CLASSES = (("<=5", 1, 5), ("6-20", 6, 20), (">20", 21, 10**9))  # passages on the page
+
+
+def facts_by_page_length(ks, path: Path, per_class: int) -> dict[str, list]:
+    """Per page-length class, up to per_class model facts of the labeled bios whose page
+    falls in it (whole bios in file order, the last one cut), as FactQuery with the bio as
+    the group."""
+    from factscore_local.labeled import model_facts
+    from factscore_local.signals import FactQuery
+
+    out: dict[str, list] = {name: [] for name, _, _ in PAGE_CLASSES}
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            bio = json.loads(line)
+            title = ks.resolve_title(bio["topic"]).title
+            if not bio.get("annotations") or title is None:
+                continue
+            n = len(ks.get_passages(title))
+            name = next(c for c, lo, hi in PAGE_CLASSES if lo <= n <= hi)
+            room = per_class - len(out[name])
+            out[name] += [
+                FactQuery(title, bio["topic"], atom, bio["topic"])
+                for _, atom in model_facts(bio["annotations"])
+            ][: max(room, 0)]
+    return out
+
+
+def section_page_lengths(b: Bench, per_class: int, ref_per_class: int) -> None:
+    """Seconds per fact by page length, per-fact vs shared evidence, against the reference
+    procedure on the same facts."""
+    from factscore_local.lm.base import LMStats
+
+    raw = b.raw
+    b.out["page_lengths"] = {}
+    for name, queries in facts_by_page_length(b.ks, DATA, per_class).items():
+        if not queries:
+            continue
+        row: dict = {"measure": "page_length", "class": name, "facts": len(queries),
+                     "bios": len({q.group for q in queries})}  # fmt: skip
+        decisions = {}
+        for mode in ("per-fact", "shared"):
+            est = b.estimator(evidence=mode)
+            raw.stats = LMStats()
+            reset_state(raw)
+            log(f"pages {name}: {len(queries)} facts, {mode} evidence")
+            t0 = time.perf_counter()
+            results = est.verify(queries)
+            secs = time.perf_counter() - t0
+            decisions[mode] = [r.is_supported for r in results]
+            row[mode] = {
+                "s_per_fact": round(secs / len(queries), 3),
+                "prompt_tokens_per_fact": round(raw.stats.prompt_tokens / len(queries), 1),
+                "evaluated_tokens_per_fact": round(raw.stats.evaluated_tokens / len(queries), 1),
+                "supported": sum(decisions[mode]),
+                "blocks": len({r.block for r in results}) if mode == "shared" else None,
+            }
+        same = sum(a == c for a, c in zip(decisions["per-fact"], decisions["shared"], strict=True))
+        row["decisions_same"] = f"{same}/{len(queries)}"
+        if ref_per_class:
+            picked = [queries[i * len(queries) // ref_per_class] for i in range(ref_per_class)]
+            seconds = []
+            for q in picked:
+                hits = b.ks.search_page(q.title, f"{q.topic} {q.atom}", k=b.cfg.k)
+                passages = [(h.passage.title, h.passage.text) for h in hits]
+                ids = raw.prompt_ids(reference_prompt(q.topic, q.atom, passages))
+                seconds.append(reference_generate(raw, ids[-REF_MAX_PROMPT_TOKENS:])["seconds"])
+            ref = sum(seconds) / len(seconds)
+            row["reference_s_per_fact"] = round(ref, 3)
+            row["reference_facts"] = len(seconds)
+            for mode in ("per-fact", "shared"):
+                row[mode]["speedup_vs_reference"] = round(ref / row[mode]["s_per_fact"], 1)
+        b.out["page_lengths"][name] = emit(row)
+
+
 def summary_lines(b: Bench, info: dict, digest: str, peak_mb: float) -> list[str]:
     out, m = b.out, len(b.items)
     lines = [
@@ -571,6 +645,15 @@ def summary_lines(b: Bench, info: dict, digest: str, peak_mb: float) -> list[str
             f"NP ({np_model}{', default' * r['default']}): {r['facts_per_s']} facts/s "
             f"(load {r['load_s']} s)"
         )
+    for name, r in out.get("page_lengths", {}).items():
+        ref = (
+            f", reference {r['reference_s_per_fact']} s/fact" if "reference_s_per_fact" in r else ""
+        )
+        lines.append(
+            f"pages {name} passages ({r['facts']} facts, {r['bios']} bios): per-fact "
+            f"{r['per-fact']['s_per_fact']} s/fact, shared {r['shared']['s_per_fact']} s/fact "
+            f"({r['shared']['blocks']} blocks){ref}; decisions same {r['decisions_same']}"
+        )
     lines.append(f"peak RSS {peak_mb:.0f} MB")
     return lines
 
@@ -593,6 +676,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--ref-ignore-eos",
         action="store_true",
         help="reference: always generate 128 tokens (default: stop at the end token)",
+    )
+    ap.add_argument(
+        "--page-facts",
+        type=int,
+        default=40,
+        help="facts per page-length class (<=5, 6-20, >20 passages) for the evidence modes",
+    )
+    ap.add_argument(
+        "--page-ref-facts", type=int, default=2, help="of those, for the reference procedure"
     )
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--data", type=Path, default=DATA)
@@ -664,6 +756,8 @@ def main(argv: list[str] | None = None) -> int:
         section_np(b)
     if "trivial" not in args.skip:
         section_trivial(b)
+    if "pages" not in args.skip:
+        section_page_lengths(b, args.page_facts, args.page_ref_facts)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     emit({"measure": "peak_rss", "mb": round(peak_mb, 1), "loadavg_1m": os.getloadavg()[0]})
     lines = summary_lines(b, info, digest, peak_mb)

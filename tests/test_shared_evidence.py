@@ -1,0 +1,138 @@
+"""Shared evidence: a bio's facts judged against one block of passages, evaluated once."""
+
+from __future__ import annotations
+
+import pytest
+
+from factscore_local.config import EvalConfig
+from factscore_local.estimator import Estimator
+from factscore_local.evidence import shared_blocks
+from factscore_local.inputs import read_bios
+from index.reader import KnowledgeSource
+from tests.conftest import SHARED, require
+
+CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
+
+
+def ids(block) -> list[int]:
+    return [p.passage_id for p in block]
+
+
+def long_page_bio(index):
+    """The first labeled ChatGPT bio whose page has more than 10 passages."""
+    ks = KnowledgeSource(index)
+    for bio in read_bios(require(CHATGPT)):
+        if bio.annotations and len(ks.get_passages(bio.topic)) > 10:
+            return bio, ks
+    pytest.skip("no long page in the dev data")
+
+
+def test_blocks_are_the_union_in_page_order(db_index):
+    bio, ks = long_page_bio(db_index)
+    atoms = [f["text"] for s in bio.annotations for f in s.get("model-atomic-facts") or []]
+    own = [[h.passage for h in ks.search_page(bio.topic, f"{bio.topic} {a}", k=5)] for a in atoms]
+    blocks = shared_blocks(["bio"] * len(atoms), own, lambda p: 100, budget=10_000)
+    union = {p.passage_id for passages in own for p in passages}
+    assert len({tuple(ids(b)) for b in blocks}) == 1  # one block for the whole bio
+    block = blocks[0]
+    assert set(ids(block)) == union and len(ids(block)) == len(union)  # deduplicated
+    assert [p.idx for p in block] == sorted(p.idx for p in block)  # page order
+    assert len(union) > 5  # the facts retrieve more than k passages between them
+
+
+def test_groups_keep_their_own_blocks(db_index):
+    bio, ks = long_page_bio(db_index)
+    passages = ks.get_passages(bio.topic)
+    own = [[passages[0], passages[1]], [passages[2]], [passages[1]]]
+    blocks = shared_blocks(["a", "b", "a"], own, lambda p: 100, budget=10_000)
+    assert ids(blocks[0]) == ids(blocks[2]) == [passages[0].passage_id, passages[1].passage_id]
+    assert ids(blocks[1]) == [passages[2].passage_id]
+
+
+def test_over_budget_splits_by_overlap_and_drops_nothing(db_index):
+    bio, ks = long_page_bio(db_index)
+    p = ks.get_passages(bio.topic)
+    # Budget of 3 passages. Facts 0 and 2 overlap; fact 1 shares nothing with them.
+    own = [[p[0], p[1]], [p[5], p[6]], [p[1], p[2]], [p[6], p[7]], [p[9]]]
+    blocks = shared_blocks(["bio"] * 5, own, lambda _: 100, budget=300)
+    assert ids(blocks[0]) == ids(blocks[2]) == ids(p[0:3])
+    assert ids(blocks[1]) == ids(blocks[3]) == ids(p[5:8])
+    assert ids(blocks[4]) == [p[9].passage_id]  # no room left in either: a third block
+    for fact_own, block in zip(own, blocks, strict=True):
+        assert set(ids(fact_own)) <= set(ids(block))  # every retrieved passage is kept
+        assert sum(100 for _ in block) <= 300
+
+
+def test_shared_mode_is_an_option_with_checked_values(db_index):
+    assert EvalConfig(index=db_index).evidence == "per-fact"
+    with pytest.raises(ValueError, match="evidence must be one of"):
+        EvalConfig(index=db_index, evidence="everything")
+    with pytest.raises(ValueError, match="evidence_budget"):
+        EvalConfig(index=db_index, evidence="shared", evidence_budget=100_000)
+
+
+@pytest.mark.slow
+def test_shared_block_is_evaluated_once_and_decides_as_a_fresh_prompt(db_index, tmp_path):
+    """With the small LM on a real long page: each fact records its own top-k and the
+    block; the block's tokens are evaluated once for all the facts; margins equal those of
+    a fresh full-prompt evaluation of the same prompt; a second run resumes from the cache."""
+    from factscore_local.model_store import SMALL_LM, installed_path
+
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    bio, _ = long_page_bio(db_index)
+    atoms = [f["text"] for s in bio.annotations for f in s.get("model-atomic-facts") or []][:8]
+    config = EvalConfig(index=db_index, lm=SMALL_LM, evidence="shared", cache=tmp_path / "cache.db")
+    estimator = Estimator(config)
+    raw = estimator.lm().lm
+    captured: list[str] = []
+    inner = raw.true_false
+
+    def spy(prompts):
+        captured.extend(prompts)
+        return inner(prompts)
+
+    raw.true_false = spy
+    before = (raw.stats.prompt_tokens, raw.stats.evaluated_tokens)
+    try:
+        results = estimator.verify([(bio.topic, bio.topic, a) for a in atoms])
+    finally:
+        raw.true_false = inner
+    blocks = {r.block for r in results}
+    assert len(blocks) == 1
+    for r in results:
+        assert len(r.evidence) == 5 and {e.passage_id for e in r.evidence} <= set(r.block)
+    prompt_tokens = raw.stats.prompt_tokens - before[0]
+    evaluated = raw.stats.evaluated_tokens - before[1]
+    longest = max(len(raw.prompt_ids(p)) for p in captured)
+    # The block once, then about the fact's own tokens per fact.
+    assert evaluated < longest + 60 * len(atoms)
+    assert evaluated < 0.35 * prompt_tokens
+
+    for r in results[:3]:
+        (prompt,) = [p for p in captured if f"Statement: {r.atom} True or False?" in p]
+        raw.llm.reset()
+        logits = raw._next_token_logits(raw.prompt_ids(prompt), 0)
+        true_ids, false_ids = raw.label_ids()
+        fresh = max(logits[t] for t in true_ids) - max(logits[f] for f in false_ids)
+        assert abs(fresh - r.margin) < 0.05
+        assert (fresh > config.margin) == r.is_supported
+
+    again = Estimator(config)
+    assert again.verify([(bio.topic, bio.topic, a) for a in atoms]) == results
+    assert again.cache.misses == 0
+
+
+def test_facts_of_a_higher_tier_use_blocks_without_changing_them(db_index):
+    """A labeled bio's human facts (tier 1) join the model facts' block when it holds their
+    passages, and get a block of their own otherwise: the model facts' evidence is the
+    same whether or not the human facts are verified too."""
+    bio, ks = long_page_bio(db_index)
+    p = ks.get_passages(bio.topic)
+    model = [[p[0], p[1]], [p[1], p[2]]]
+    human = [[p[2], p[0]], [p[2], p[3]]]
+    alone = shared_blocks(["bio"] * 2, model, lambda _: 100, 10_000)
+    both = shared_blocks(["bio"] * 4, model + human, lambda _: 100, 10_000, [0, 0, 1, 1])
+    assert both[:2] == alone  # the model facts' block is unchanged
+    assert ids(both[2]) == ids(alone[0])  # covered: shares it
+    assert ids(both[3]) == ids(p[2:4])  # not covered: a block of its own
