@@ -1,4 +1,8 @@
-"""An index build touches only what is its own: --out, and nothing when the source is rejected."""
+"""An index build touches only what is its own: --out, and nothing when the source is rejected.
+
+Also title lookup through Unicode and whitespace variants (full-width letters, non-breaking
+and doubled spaces).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from index.builder import BuildError, BuildOptions, build_index, is_index_dir
-from index.reader import KnowledgeSource
+from index.reader import KnowledgeSource, normalize_title
 from index.sources import SourceError
 from tests.conftest import DEV_DB, require
 
@@ -236,3 +240,51 @@ def test_rejected_source_leaves_out_as_it_was(tmp_path, kind):
     proc = cli_build(bad, empty, "--no-bm25", "--overwrite")
     assert proc.returncode == 2 and message in proc.stderr
     assert snapshot(empty) == before
+
+
+# --- title lookup: Unicode and whitespace --------------------------------------------------
+
+
+def test_normalize_title():
+    assert normalize_title("ＡＬＢＥＲＴ ＥＩＮＳＴＥＩＮ") == "ALBERT EINSTEIN"
+    assert normalize_title("\u00a0Albert\u00a0\u00a0Einstein\u3000") == "Albert Einstein"
+    assert normalize_title(" Albert_Einstein\t") == "Albert Einstein"
+
+
+@pytest.mark.parametrize(
+    ("query", "via"),
+    [
+        ("Albert Einstein", "exact"),
+        ("Albert_Einstein", "exact"),
+        ("albert einstein", "case-insensitive"),
+        ("ＡＬＢＥＲＴ ＥＩＮＳＴＥＩＮ", "case-insensitive"),
+        ("Ａｌｂｅｒｔ\u3000Ｅｉｎｓｔｅｉｎ", "normalized"),
+        ("Albert\u00a0Einstein", "normalized"),
+        ("Albert  Einstein", "normalized"),
+        ("  Albert \u2002 Einstein\n", "normalized"),
+        ("albert\u00a0\u00a0einstein", "case-insensitive"),
+    ],
+)
+def test_title_variants_resolve(xml_index, query, via):
+    resolution = KnowledgeSource(xml_index).resolve_title(query)
+    assert (resolution.title, resolution.via) == ("Albert Einstein", via)
+
+
+def test_redirect_through_normalisation(xml_index):
+    ks = KnowledgeSource(xml_index)
+    assert (ks.resolve_title("AynRand").title, ks.resolve_title("AynRand").via) == (
+        "Ayn Rand",
+        "redirect",
+    )
+    for query in ("ＡｙｎＲａｎｄ", "\u00a0AynRand ", "ａｙｎｒａｎｄ"):
+        resolution = ks.resolve_title(query)
+        assert (resolution.title, resolution.via) == ("Ayn Rand", "redirect"), query
+    assert ks.get_page("Ａｂｒａｈａｍ\u00a0Ｌｉｎｃｏｌｎ").title == "Abraham Lincoln"
+
+
+def test_full_width_miss_still_gets_suggestions(xml_index):
+    ks = KnowledgeSource(xml_index)
+    resolution = ks.resolve_title("ＡＢＲＡＨＭ ＬＩＮＣＯＮ")
+    assert resolution.title is None and resolution.via == "unknown"
+    assert resolution.suggestions[0] == "Abraham Lincoln"
+    assert ks.suggest("Ａｌｂｅｒｔ\u00a0Ｅｉｎｓｔｅｎ")[0] == "Albert Einstein"
