@@ -1,4 +1,4 @@
-"""An index build touches only what is its own: --out, and nothing when the source is rejected.
+"""An index build touches only what is its own: --out, rejected sources, the Lucene child.
 
 Also title lookup through Unicode and whitespace variants (full-width letters, non-breaking
 and doubled spaces).
@@ -9,15 +9,20 @@ from __future__ import annotations
 import bz2
 import hashlib
 import json
+import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from index.builder import BuildError, BuildOptions, build_index, is_index_dir
+from index.lucene import run_tied
 from index.reader import KnowledgeSource, normalize_title
 from index.sources import SourceError
 from tests.conftest import DEV_DB, require
@@ -288,3 +293,107 @@ def test_full_width_miss_still_gets_suggestions(xml_index):
     assert resolution.title is None and resolution.via == "unknown"
     assert resolution.suggestions[0] == "Abraham Lincoln"
     assert ks.suggest("Ａｌｂｅｒｔ\u00a0Ｅｉｎｓｔｅｎ")[0] == "Albert Einstein"
+
+
+# --- the Lucene child ----------------------------------------------------------------------
+
+
+def _is_gone(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _replicated_dev_db(path: Path, copies: int) -> Path:
+    """The dev DB's real pages, ``copies`` times under suffixed titles: enough passages that
+    Lucene indexes for seconds, so a child that outlives its builder would be seen working."""
+    dev = sqlite3.connect(f"file:{require(DEV_DB)}?mode=ro", uri=True)
+    rows = dev.execute("SELECT title, text FROM documents ORDER BY rowid").fetchall()
+    dev.close()
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE documents (title PRIMARY KEY, text)")
+    conn.executemany(
+        "INSERT INTO documents VALUES (?, ?)",
+        [(f"{t} ({i})" if i else t, text) for i in range(copies) for t, text in rows],
+    )
+    conn.commit()
+    conn.close()
+    return path
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_lucene_child_dies_with_a_killed_builder(tmp_path):
+    source = _replicated_dev_db(tmp_path / "dev-x30.db", copies=30)
+    out = tmp_path / "idx"
+    build(source, out)  # ingest done here, so the run below goes straight to BM25
+    log = out / "logs" / "bm25.log"
+    builder = subprocess.Popen(
+        build_cmd(source, out, "--threads", "1"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    child = None
+    try:
+        parent = psutil.Process(builder.pid)
+        deadline = time.time() + 120
+        # Wait for the indexer child, then for its JVM to be indexing, so that the kill
+        # lands while Java is at work.
+        while time.time() < deadline and builder.poll() is None:
+            if child is None:
+                child = next(
+                    (
+                        c
+                        for c in parent.children(recursive=True)
+                        if "pyserini.index.lucene" in " ".join(c.cmdline())
+                    ),
+                    None,
+                )
+            elif log.exists() and "Starting to index" in log.read_text(errors="replace"):
+                break
+            time.sleep(0.02)
+        assert builder.poll() is None, "the build ended before its Lucene child could be seen"
+        assert child is not None and child.is_running(), "no running Lucene child"
+        os.kill(builder.pid, signal.SIGKILL)
+        builder.wait()
+        deadline = time.time() + 5
+        while time.time() < deadline and not _is_gone(child):
+            time.sleep(0.05)
+        assert _is_gone(child), "the Lucene child outlived the builder"
+        # Killed mid-way, not left to finish on its own.
+        assert "Indexing Complete" not in log.read_text(errors="replace")
+        assert not (out / "bm25").exists()  # only a finished index gets the final name
+    finally:
+        if builder.poll() is None:
+            builder.kill()
+            builder.wait()
+        if child is not None and not _is_gone(child):
+            child.kill()
+    # The next run builds the BM25 index.
+    manifest = build(source, out, bm25=True)
+    assert manifest["indexes"]["bm25"] == "bm25"
+    hits = KnowledgeSource(out).search("Anna May Wong actress", k=1)
+    assert hits[0].passage.title.startswith("Anna May Wong")
+
+
+def test_child_ended_when_the_wait_fails(tmp_path):
+    # An exception while the builder waits (here raised by an alarm) ends the child first.
+    seen: list[psutil.Process] = []
+
+    def interrupt(signum, frame):
+        # Only the sleeper: the test process may have other children (a resource tracker).
+        seen.extend(
+            c for c in psutil.Process().children() if "time.sleep(60)" in " ".join(c.cmdline())
+        )
+        raise RuntimeError("interrupted")
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    try:
+        with pytest.raises(RuntimeError, match="interrupted"):
+            run_tied([sys.executable, "-c", "import time; time.sleep(60)"])
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert len(seen) == 1
+    assert _is_gone(seen[0])
