@@ -11,10 +11,12 @@ batches and resumes after the last embedded passage.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import resource
 import shutil
+import sqlite3
 import sys
 import time
 from dataclasses import dataclass, field
@@ -23,11 +25,12 @@ from pathlib import Path
 from tqdm import tqdm
 
 from index.chunking import DEFAULT_MAX_TOKENS
+from index.dense import DENSE_INDEX
 from index.lucene import BM25_DIR, build_lucene_index, write_collection
-from index.manifest import write_manifest
+from index.manifest import MANIFEST, write_manifest
 from index.models import DEFAULT_DENSE
 from index.prepare import Preparer
-from index.sources import Record, detect_format, read_source
+from index.sources import Record, check_source, read_source
 from index.store import STORE_NAME, Store
 from index.tokenizer import DEFAULT_TOKENIZER
 
@@ -87,9 +90,9 @@ def peak_rss_mb() -> dict:
 def build_index(opts: BuildOptions) -> dict:
     source = opts.source.expanduser().resolve()
     out = opts.out.expanduser()
-    fmt = detect_format(source)  # raises SourceError before anything is written
-    if opts.overwrite and out.exists():
-        shutil.rmtree(out)
+    # Both checks raise before anything in --out is created or deleted.
+    fmt = check_source(source)
+    _prepare_out(out, source, opts.overwrite)
     out.mkdir(parents=True, exist_ok=True)
     store = Store(out / STORE_NAME)
     try:
@@ -140,6 +143,126 @@ def build_index(opts: BuildOptions) -> dict:
         return write_manifest(out, store, source, opts, peak_rss_mb())
     finally:
         store.close()
+
+
+# --- the output directory -------------------------------------------------------------
+
+# What a build (and the reader, for dense-cache.db) writes at the top of an index directory.
+# Only these are deleted by --overwrite. eval-cache.db is kept: its keys hold the exact
+# prompts, passages included, so its entries stay valid whatever the index.
+_STORE_FILES = tuple(STORE_NAME + suffix for suffix in ("", "-wal", "-shm", "-journal"))
+_BUILD_ENTRIES = (
+    MANIFEST,
+    MANIFEST + ".tmp",
+    BM25_DIR,
+    BM25_DIR + ".tmp",
+    "bm25-collection.tmp",
+    DENSE_INDEX,
+    DENSE_INDEX + ".tmp",
+    *("dense-cache.db" + suffix for suffix in ("", "-wal", "-shm", "-journal")),
+)
+_LOG = Path("logs") / "bm25.log"
+
+
+def _store_tables(db: Path) -> set[str] | None:
+    """The tables of a SQLite file, None when it is not one. Opened without writing to it."""
+    # Without a -wal file, immutable=1 reads the file as it is and creates nothing beside
+    # it; with one (a build killed mid-way), the committed state is partly in the WAL.
+    wal = db.with_name(db.name + "-wal").exists()
+    mode = "mode=ro" if wal else "immutable=1"
+    try:
+        conn = sqlite3.connect(f"file:{db}?{mode}", uri=True)
+        try:
+            rows = conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return {r[0] for r in rows}
+
+
+def is_index_dir(out: Path) -> bool:
+    """Whether ``out`` holds an index (finished or interrupted) that build-index made."""
+    try:
+        manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = None
+    ours = isinstance(manifest, dict) and "format_version" in manifest
+    if ours and manifest.get("store") == STORE_NAME:
+        return True
+    db = out / STORE_NAME
+    tables = _store_tables(db) if db.is_file() else None
+    if tables is not None and "build_state" in tables:
+        return True
+    # A build killed while it created its store leaves only the store's files, with no
+    # tables yet: nothing of value, and nobody else's.
+    only_store = all(p.name in _STORE_FILES for p in out.iterdir())
+    return only_store and (not db.exists() or db.stat().st_size == 0 or tables == set())
+
+
+def _prepare_out(out: Path, source: Path, overwrite: bool) -> None:
+    """Refuses an --out that is not ours to fill; with --overwrite, deletes our build in it.
+
+    A missing or empty directory is built into; an index of ours is resumed (or deleted
+    first with --overwrite); anything else (a file, a directory holding other things) is
+    refused with everything left in place.
+    """
+    if not out.exists() and not out.is_symlink():
+        return
+    if not out.is_dir():
+        raise BuildError(f"--out {out} exists and is not a directory; choose another --out")
+    try:
+        entries = sorted(p.name for p in out.iterdir())
+    except OSError as exc:
+        raise BuildError(f"cannot read --out {out}: {exc}") from exc
+    if not entries:
+        return
+    if not is_index_dir(out):
+        shown = ", ".join(entries[:5]) + (f", and {len(entries) - 5} more" * (len(entries) > 5))
+        why = (
+            f"{out} is not empty and is not an index made by build-index "
+            f"(no {MANIFEST} or {STORE_NAME} of a build in it; it holds: {shown})"
+        )
+        if overwrite:
+            raise BuildError(
+                f"--overwrite refused: {why}. Nothing was deleted; choose a new or empty --out."
+            )
+        raise BuildError(f"{why}. Nothing was written; choose a new or empty --out.")
+    if not overwrite:
+        return  # resume, or refuse later if it was built from another source
+    if source.is_relative_to(out.resolve()):
+        raise BuildError(
+            f"--overwrite refused: the source {source} lies inside {out}, which it would delete"
+        )
+    kept = _remove_build(out)
+    if kept:
+        print(
+            f"--overwrite: deleted the previous build in {out}; kept what build-index did not "
+            f"make: {', '.join(kept)}",
+            file=sys.stderr,
+        )
+
+
+def _remove_build(out: Path) -> list[str]:
+    """Deletes the builder's own entries; returns the names of the others, left in place."""
+
+    def remove(path: Path) -> None:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+
+    # The store goes last: until it is gone, an interrupted deletion is still recognised
+    # as our index and can be run again.
+    for name in _BUILD_ENTRIES:
+        remove(out / name)
+    remove(out / _LOG)
+    logs = out / _LOG.parent
+    if logs.is_dir() and not logs.is_symlink() and not any(logs.iterdir()):
+        logs.rmdir()
+    for name in _STORE_FILES:
+        remove(out / name)
+    return sorted(p.name for p in out.iterdir())
 
 
 # --- ingest -------------------------------------------------------------------------
@@ -273,7 +396,6 @@ def _build_bm25(store: Store, out: Path, opts: BuildOptions) -> None:
 
 def _build_dense(store: Store, out: Path, opts: BuildOptions) -> None:
     from index.dense import (
-        DENSE_INDEX,
         Embedder,
         build_faiss_index,
         last_embedded_id,

@@ -7,12 +7,14 @@ pyserini 0.25 runs on the system's Java 17. Two quirks are handled here: it need
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from index.chunking import strip_markers
@@ -58,6 +60,49 @@ def write_collection(
     return n
 
 
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the kernel SIGKILL the child when its parent dies (Linux).
+
+    Without it a JVM indexing for minutes outlives a builder killed with ``kill -9``. The
+    signal fires when the thread that started the child exits, so the child must be started
+    from a thread that lives as long as the build (the builder's main thread does).
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    # Looked up here, in the parent: the child only makes the call, between fork and exec.
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+
+    return preexec
+
+
+def run_tied(cmd: list[str], **kwargs) -> int:
+    """Runs ``cmd`` to its end and returns its exit status; the child does not outlive us.
+
+    A builder killed outright takes the child with it (see ``_die_with_parent``); one that
+    fails or is interrupted while waiting (Ctrl-C, an exception) ends the child first.
+    """
+    proc = subprocess.Popen(cmd, preexec_fn=_die_with_parent(), **kwargs)
+    try:
+        return proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
 def build_lucene_index(collection: Path, index_dir: Path, threads: int, log_path: Path) -> None:
     """Runs pyserini's indexer in a subprocess (its JVM stays out of this process)."""
     tmp = index_dir.with_name(index_dir.name + ".tmp")
@@ -80,9 +125,9 @@ def build_lucene_index(collection: Path, index_dir: Path, threads: int, log_path
     env = prepare_java_env(dict(os.environ))
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w") as log:
-        proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
-    if proc.returncode != 0:
-        raise RuntimeError(f"Lucene indexing failed (exit {proc.returncode}); see {log_path}")
+        returncode = run_tied(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    if returncode != 0:
+        raise RuntimeError(f"Lucene indexing failed (exit {returncode}); see {log_path}")
     shutil.rmtree(index_dir, ignore_errors=True)
     tmp.rename(index_dir)  # only a finished index ever has the final name
 

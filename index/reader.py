@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import threading
+import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +24,12 @@ from index.chunking import strip_markers
 from index.manifest import read_manifest
 from index.sources import SEPARATOR
 from index.store import STORE_NAME, connect
+
+
+def normalize_title(title: str) -> str:
+    """NFKC (full-width letters, non-breaking spaces...), underscores as spaces, and runs of
+    whitespace of any kind collapsed to one space, ends stripped."""
+    return " ".join(unicodedata.normalize("NFKC", title).replace("_", " ").split())
 
 
 class UnknownTitleError(KeyError):
@@ -61,7 +68,9 @@ class Hit:
 class Resolution:
     query: str
     title: str | None  # the page's title, None when unknown
-    via: str  # "exact", "redirect", "case-insensitive" or "unknown"
+    # "exact", "normalized" (exact once Unicode and whitespace are normalised), "redirect",
+    # "case-insensitive" or "unknown"
+    via: str
     suggestions: list[str] = field(default_factory=list)
 
 
@@ -85,39 +94,55 @@ class KnowledgeSource:
 
     # --- titles ---------------------------------------------------------------------
     def resolve_title(self, title: str, n_suggestions: int = 5) -> Resolution:
+        # Each step is an indexed lookup. The stored keys are the titles as the source spells
+        # them (and their lower case), so the query is tried as given first, then normalised.
         query = title.strip().replace("_", " ")
+        normal = normalize_title(title)
         if self._page_row(query):
             return Resolution(title, query, "exact")
         target = self._redirect(query, exact=True)
         if target:
             return Resolution(title, target, "redirect")
-        row = self.conn.execute(
-            "SELECT title FROM pages WHERE title_lower=? ORDER BY page_id LIMIT 1",
-            (query.lower(),),
-        ).fetchone()
-        if row:
-            return Resolution(title, row[0], "case-insensitive")
-        target = self._redirect(query, exact=False)
-        if target:
-            return Resolution(title, target, "redirect")
-        return Resolution(title, None, "unknown", self.suggest(query, n_suggestions))
+        if normal != query:
+            if self._page_row(normal):
+                return Resolution(title, normal, "normalized")
+            target = self._redirect(normal, exact=True)
+            if target:
+                return Resolution(title, target, "redirect")
+        lowers = list(dict.fromkeys((query.lower(), normal.lower())))
+        for lower in lowers:
+            row = self.conn.execute(
+                "SELECT title FROM pages WHERE title_lower=? ORDER BY page_id LIMIT 1", (lower,)
+            ).fetchone()
+            if row:
+                return Resolution(title, row[0], "case-insensitive")
+        for lower in lowers:
+            target = self._redirect(lower, exact=False)
+            if target:
+                return Resolution(title, target, "redirect")
+        return Resolution(title, None, "unknown", self.suggest(normal, n_suggestions))
 
     def _redirect(self, alias: str, exact: bool) -> str | None:
         sql = "SELECT target FROM redirects WHERE " + ("alias=?" if exact else "alias_lower=?")
         row = self.conn.execute(sql, (alias if exact else alias.lower(),)).fetchone()
         if not row:
             return None
-        # The target may itself differ in case or be a section link; resolve it to a page.
+        # The target may itself differ in case or spacing or be a section link; resolve it
+        # to a page.
         target = row[0].split("#")[0].strip()
         if self._page_row(target):
             return target
-        found = self.conn.execute(
-            "SELECT title FROM pages WHERE title_lower=? LIMIT 1", (target.lower(),)
-        ).fetchone()
-        return found[0] if found else None
+        for lower in dict.fromkeys((target.lower(), normalize_title(target).lower())):
+            found = self.conn.execute(
+                "SELECT title FROM pages WHERE title_lower=? LIMIT 1", (lower,)
+            ).fetchone()
+            if found:
+                return found[0]
+        return None
 
     def suggest(self, title: str, n: int = 5) -> list[str]:
         """Near misses: titles sharing a prefix or a word, ranked by string similarity."""
+        title = normalize_title(title)
         low = title.lower()
         candidates: set[str] = set()
         probes = {low[:3], low[:1]} | {w[:4] for w in low.split() if len(w) >= 3}

@@ -50,8 +50,11 @@ def detect_format(path: Path) -> Format:
         raise SourceError(f"source not found: {path}")
     if path.is_dir():
         raise SourceError(f"source is a directory, not a file: {path}")
-    with path.open("rb") as f:
-        head = f.read(4096)
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError as exc:
+        raise SourceError(f"cannot read the source {path}: {exc}") from exc
     if not head:
         raise SourceError(f"source is empty: {path}")
     if head.startswith(b"SQLite format 3\x00"):
@@ -78,6 +81,18 @@ def detect_format(path: Path) -> Format:
         "(.xml or .xml.bz2), FActScore's SQLite DB (documents table) or JSONL of "
         '{"title", "text"} lines.'
     )
+
+
+def check_source(path: Path) -> Format:
+    """The source's format, once it is known to be readable as such; raises SourceError.
+
+    Everything that can reject a source before its first record is checked here, so that a
+    build can refuse it before it creates anything in its output directory.
+    """
+    fmt = detect_format(path)
+    if fmt == "db":
+        _open_factscore_db(path).close()
+    return fmt
 
 
 def _looks_like_mediawiki(head: bytes) -> bool:
@@ -183,11 +198,15 @@ def _redirect_target(text: str) -> str:
 # --- FActScore's SQLite DB ----------------------------------------------------------
 
 
-def _read_factscore_db(path: Path, start: int) -> Iterator[Record]:
+def _open_factscore_db(path: Path) -> sqlite3.Connection:
+    """A read-only connection to a SQLite file that has FActScore's ``documents`` table."""
+    conn = None
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    except sqlite3.DatabaseError as exc:
+    except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
         raise SourceError(f"{path} is not a readable SQLite database: {exc}") from exc
     if "documents" not in tables:
         conn.close()
@@ -195,6 +214,11 @@ def _read_factscore_db(path: Path, start: int) -> Iterator[Record]:
             f"{path} is SQLite but has no 'documents' table, so it is not a FActScore DB "
             f"(tables: {sorted(tables) or 'none'})"
         )
+    return conn
+
+
+def _read_factscore_db(path: Path, start: int) -> Iterator[Record]:
+    conn = _open_factscore_db(path)
     position = start - 1
     try:
         rows = conn.execute(
