@@ -80,6 +80,7 @@ def cached_batch(
     compute: Callable[[list], Iterable],
     slice_size: int,
     order: Callable[[object], object] | None = None,
+    progress=None,
 ) -> list:
     """Values for inputs, from the cache where present; the missing ones are computed in
     slices of ``slice_size`` (sorted by ``order`` of their input, so neighbours share prompt
@@ -87,6 +88,9 @@ def cached_batch(
     most. Inputs with the same key are computed once."""
     found = {key: cache.get(key) for key in keys}
     todo = list({key: i for i, key in enumerate(keys) if found[key] is None}.values())
+    if progress is not None:  # a factscore_local.progress.Progress
+        progress.expect(kind, len(found))
+        progress.done(kind, len(found) - len(todo), computed=False)
     if order is not None:
         todo.sort(key=lambda i: order(inputs[i]))
     for start in range(0, len(todo), slice_size):
@@ -95,4 +99,6 @@ def cached_batch(
         new = dict(zip([keys[i] for i in part], values, strict=True))
         cache.put_many(kind, new)
         found.update(new)
+        if progress is not None:
+            progress.done(kind, len(part))
     return [found[key] for key in keys]

@@ -410,6 +410,13 @@ ESTIMATOR_OPTIONS = [
         "--demos demons.json, its exact prompts).",
     ),
     click.option(
+        "--max-sentences",
+        type=click.IntRange(min=1),
+        default=DEFAULTS["max_sentences"],
+        show_default=True,
+        help="Sentences of a response that are decomposed; the rest are skipped and reported.",
+    ),
+    click.option(
         "--use-atomic-facts",
         is_flag=True,
         help="Take 'model-atomic-facts' from labeled input instead of decomposing.",
@@ -513,6 +520,8 @@ def eval_cmd(ctx, out, gamma, validate, as_json, **opts) -> None:
         _fail(str(exc))
     summary = summarize(rows)
     validation = validate_rows(rows) if validate else None
+    # Exit 1 (after the summary) when no line could be scored at all.
+    nothing_scored = summary["n_bios"] == 0
     if as_json:
         keys = (
             "score",
@@ -531,10 +540,20 @@ def eval_cmd(ctx, out, gamma, validate, as_json, **opts) -> None:
             result["subjects"] = validation["subjects"]
             result["ranking_kept"] = validation["ranking_kept"]
         click.echo(json.dumps(result))
-        return
-    _print_summary(summary, config.verifier)
-    if validation:
-        _print_validation(validation)
+    else:
+        _print_summary(summary, config.verifier)
+        if validation:
+            _print_validation(validation)
+        cut = [r for r in rows if r.skipped_sentences]
+        if cut:
+            click.echo(
+                f"{len(cut)} response(s) longer than --max-sentences {config.max_sentences}: "
+                f"{sum(r.skipped_sentences for r in cut)} sentence(s) not decomposed "
+                "(see 'skipped_sentences' in --out)"
+            )
+    if nothing_scored:
+        click.echo("error: no line of the input could be scored", err=True)
+        sys.exit(1)
 
 
 VALIDATION_KEYS = (

@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from factscore_local.cache import ResultCache, cached_batch, key_of
 from factscore_local.config import EvalConfig
+from factscore_local.progress import Progress
 
 T = TypeVar("T")
 
@@ -52,10 +53,13 @@ def model_identity(path: Path, backend: str) -> str:
 class CachedLM:
     """An LM's generations and True/False logits, cached by model identity and prompt."""
 
-    def __init__(self, lm, cache: ResultCache, model_id: str) -> None:
+    def __init__(
+        self, lm, cache: ResultCache, model_id: str, progress: Progress | None = None
+    ) -> None:
         self.lm = lm
         self.cache = cache
         self.model_id = model_id
+        self.progress = progress or Progress()
 
     def chat(self, user: str) -> str:
         return self.lm.chat(user)
@@ -70,20 +74,34 @@ class CachedLM:
             lambda part: self.lm.generate(part, max_new_tokens, stop),
             SLICE_GENERATE,
             order=str,
+            progress=self.progress,
         )
 
-    def true_false(self, prompts: list[str]) -> list[tuple[float, float]]:
+    def true_false(
+        self, prompts: list[str], prefixes: list[str] | None = None
+    ) -> list[tuple[float, float]]:
+        """(true, false) logits per prompt; prefixes[i] is the shared part of prompt i (see
+        ``LocalLM.true_false``). The key is the prompt: its prefix is a function of it."""
         keys = [key_of("tf", self.model_id, p) for p in prompts]
+        pairs = list(zip(prompts, prefixes or [None] * len(prompts), strict=True))
+
+        def compute(part: list[tuple[str, str | None]]) -> list[list[float]]:
+            texts = [p for p, _ in part]
+            shared = None if prefixes is None else [x for _, x in part]
+            return [
+                [float(x.true_logit), float(x.false_logit)]
+                for x in self.lm.true_false(texts, shared)
+            ]
+
         values = cached_batch(
             self.cache,
             "true_false",
             keys,
-            prompts,
-            lambda part: [
-                [float(x.true_logit), float(x.false_logit)] for x in self.lm.true_false(part)
-            ],
+            pairs,
+            compute,
             SLICE_TRUE_FALSE,
             order=str,
+            progress=self.progress,
         )
         return [tuple(v) for v in values]
 
@@ -94,10 +112,13 @@ class CachedNP:
     The causal stand-in scores a batch at once (facts of a page share their prefix); a
     masked-LM ``NPScorer`` scores one pair at a time."""
 
-    def __init__(self, scorer, cache: ResultCache, scorer_id: str) -> None:
+    def __init__(
+        self, scorer, cache: ResultCache, scorer_id: str, progress: Progress | None = None
+    ) -> None:
         self.scorer = scorer
         self.cache = cache
         self.scorer_id = scorer_id
+        self.progress = progress or Progress()
 
     def probabilities(self, items: Sequence[tuple[str, list[str]]]) -> list[float]:
         keys = [key_of("np", self.scorer_id, atom, passages) for atom, passages in items]
@@ -106,7 +127,13 @@ class CachedNP:
         else:
             compute, size = (lambda part: [self.scorer.probability(*part[0])]), 1
         values = cached_batch(
-            self.cache, "np", keys, list(items), lambda part: map(float, compute(part)), size
+            self.cache,
+            "np",
+            keys,
+            list(items),
+            lambda part: map(float, compute(part)),
+            size,
+            progress=self.progress,
         )
         return [float(v) for v in values]
 
@@ -118,6 +145,7 @@ class Components:
     lm: Lazy[CachedLM]
     np: Lazy[CachedNP]
     decomposer: Lazy[Any]  # factscore_local.decompose.Decomposer
+    progress: Progress
 
 
 # Raw LMs loaded in this process, by (spec, backend, threads): estimators with other
@@ -137,13 +165,16 @@ def load_shared_lm(config: EvalConfig):
     return _LOADED_LMS[key]
 
 
-def _cached_lm(config: EvalConfig, raw, cache: ResultCache) -> CachedLM:
+def _cached_lm(config: EvalConfig, raw, cache: ResultCache, progress: Progress) -> CachedLM:
     from factscore_local.model_store import resolve_lm
 
-    return CachedLM(raw, cache, model_identity(resolve_lm(config.lm), raw.backend))
+    identity = model_identity(resolve_lm(config.lm), raw.backend)
+    return CachedLM(raw, cache, identity, progress)
 
 
-def _np_scorer(config: EvalConfig, lm: Lazy[CachedLM], cache: ResultCache) -> CachedNP:
+def _np_scorer(
+    config: EvalConfig, lm: Lazy[CachedLM], cache: ResultCache, progress: Progress
+) -> CachedNP:
     """NP's scorer: "lm" (the causal-LM stand-in with the verifier's LM), "minilm" (the
     embedded encoder with NPM's math) or a masked-LM directory (NPM's math)."""
     spec = config.np_model_spec
@@ -151,14 +182,14 @@ def _np_scorer(config: EvalConfig, lm: Lazy[CachedLM], cache: ResultCache) -> Ca
         from npm.causal_np import CausalNPScorer
 
         cached = lm.get()
-        return CachedNP(CausalNPScorer(cached.lm), cache, f"causal|{cached.model_id}")
+        return CachedNP(CausalNPScorer(cached.lm), cache, f"causal|{cached.model_id}", progress)
     from npm import NPScorer
 
     if spec == "minilm":
         from index.models import minilm_path
 
         spec = str(minilm_path())
-    return CachedNP(NPScorer(spec), cache, Path(spec).name)
+    return CachedNP(NPScorer(spec), cache, Path(spec).name, progress)
 
 
 def _decomposer(config: EvalConfig, lm: Lazy[CachedLM]):
@@ -178,8 +209,9 @@ def _decomposer(config: EvalConfig, lm: Lazy[CachedLM]):
             instruction=REFERENCE_INSTRUCTION,
             prime="",
             parser=parse_facts_reference,
+            max_sentences=config.max_sentences,
         )
-    return Decomposer(lm.get(), selector)
+    return Decomposer(lm.get(), selector, max_sentences=config.max_sentences)
 
 
 def build_components(
@@ -198,22 +230,27 @@ def build_components(
         knowledge = KnowledgeSource(config.index)
     if cache is None:
         cache = ResultCache(config.cache)
+    progress = Progress()
     if isinstance(lm, CachedLM):
+        lm.progress = progress
         lm_part = Lazy.of(lm)
     else:
         raw = lm
         lm_part = Lazy(
-            lambda: _cached_lm(config, raw if raw is not None else load_shared_lm(config), cache)
+            lambda: _cached_lm(
+                config, raw if raw is not None else load_shared_lm(config), cache, progress
+            )
         )
-    np_part = (
-        Lazy.of(np_scorer)
-        if np_scorer is not None
-        else Lazy(lambda: _np_scorer(config, lm_part, cache))
-    )
+    if np_scorer is not None:
+        np_scorer.progress = progress
+        np_part = Lazy.of(np_scorer)
+    else:
+        np_part = Lazy(lambda: _np_scorer(config, lm_part, cache, progress))
     return Components(
         knowledge=knowledge,
         cache=cache,
         lm=lm_part,
         np=np_part,
         decomposer=Lazy(lambda: _decomposer(config, lm_part)),
+        progress=progress,
     )

@@ -70,9 +70,14 @@ class EvalConfig:
     demos: Path | None = None
     decompose_prompt: str = "ours"
     use_atomic_facts: bool = False
+    # Sentences of a response that are decomposed; the rest are skipped and reported (a
+    # 1,000-sentence response would otherwise hold the run up for hours).
+    max_sentences: int = 100
     cache: Path | None = None  # None: memory only
     seed: int = 0
-    chunk_bios: int = 4
+    # Bios verified together; 1 writes each bio's row as soon as it is scored (a page's KV
+    # prefix still carries over to the next bio).
+    chunk_bios: int = 1
     # Bios whose lines carry FActScore's annotations also get their human atomic facts
     # verified, for micro-F1 against the human labels.
     validate: bool = True
@@ -91,7 +96,7 @@ class EvalConfig:
             value = getattr(self, name)
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
-        for name in ("k", "np_k", "chunk_bios"):
+        for name in ("k", "np_k", "chunk_bios", "max_sentences"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if not 256 <= self.evidence_budget <= MAX_EVIDENCE_BUDGET:

@@ -398,6 +398,7 @@ class Decomposer:
         apply_postprocess: bool = True,
         nlp: Any = None,
         prime: str = "\n-",
+        max_sentences: int | None = None,
     ) -> None:
         self.lm = lm
         self.selector = selector if selector is not None else DemoSelector(load_demos())
@@ -410,6 +411,8 @@ class Decomposer:
         # The prompt ends with the start of the first bullet: small local LMs otherwise
         # tend to continue the target sentence instead of listing its facts (measured).
         self.prime = prime
+        # Sentences past this many are not decomposed (a response-length limit).
+        self.max_sentences = max_sentences
 
     def prompt(self, sentence: str) -> str:
         return build_prompt(sentence, self.selector, self.instruction) + self.prime
@@ -419,7 +422,7 @@ class Decomposer:
 
     def run_many(self, generations: Iterable[str]) -> list[list[tuple[Sentence, list[str]]]]:
         """Like :meth:`run` for several generations, with a single LM call for all."""
-        split = [split_sentences(g) for g in generations]
+        split = [split_sentences(g)[: self.max_sentences] for g in generations]
         todo: list[str] = []
         for sents in split:
             for idx, s in enumerate(sents):

@@ -30,6 +30,7 @@ from factscore_local.labeled import (
 )
 from factscore_local.records import BioRow, FactResult, HumanSide
 from factscore_local.scoring import score_bio
+from factscore_local.sentences import split_sentences
 from factscore_local.signals import FactQuery, compute_signals
 from factscore_local.verifiers import get_verifier
 
@@ -43,6 +44,7 @@ class _Work:
     title: str = ""
     facts: list[tuple[str, str]] | None = None  # (sentence, atom); None: does not respond
     human: list[HumanFact] | None = None  # labeled bios, when validating
+    skipped_sentences: int = 0
 
 
 class Estimator:
@@ -119,6 +121,9 @@ class Estimator:
             elif bio.output.strip() and not is_abstained(bio.output, self.config.abstain):
                 to_decompose.append(w)
         if to_decompose:
+            limit = self.config.max_sentences
+            for w in to_decompose:
+                w.skipped_sentences = max(0, len(split_sentences(w.bio.output)) - limit)
             decomposed = self.components.decomposer.get().run_many(
                 [w.bio.output for w in to_decompose]
             )
@@ -159,6 +164,7 @@ class Estimator:
             score=scored.score,
             decisions=tuple(decisions) if w.facts else (),
             human=human_side,
+            skipped_sentences=w.skipped_sentences,
         )
 
     # --- facts ---------------------------------------------------------------------------
@@ -190,6 +196,18 @@ class Estimator:
             for i, q in enumerate(queries)
         ]
 
+    def _evaluate_safely(self, bios: Sequence[Bio]) -> list[BioRow]:
+        """evaluate_chunk, where a bio that makes a model call fail (a prompt the LM cannot
+        take, say) is reported in its own row and the others are scored."""
+        try:
+            return self.evaluate_chunk(bios)
+        except (ValueError, RuntimeError) as exc:
+            if len(bios) > 1:
+                return [row for bio in bios for row in self._evaluate_safely([bio])]
+            bio = bios[0]
+            message = f"could not be evaluated: {type(exc).__name__}: {exc}"
+            return [BioRow(bio.line, bio.topic, bio.source, error=message)]
+
     # --- a whole input ------------------------------------------------------------------------
     def run(
         self, bios: Sequence[Bio], out_path: Path | None, progress: bool = True
@@ -202,10 +220,11 @@ class Estimator:
         rows: list[BioRow] = []
         handle = out_path.open("w", encoding="utf-8") if out_path else None
         bar = tqdm(total=len(bios), unit=" bios", desc="eval", disable=not progress)
+        self.components.progress.attach(bar if progress else None)
         try:
             for start in range(0, len(bios), self.config.chunk_bios):
                 chunk = bios[start : start + self.config.chunk_bios]
-                for row in self.evaluate_chunk(chunk):
+                for row in self._evaluate_safely(chunk):
                     rows.append(row)
                     if handle:
                         handle.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
@@ -213,6 +232,7 @@ class Estimator:
                     handle.flush()
                 bar.update(len(chunk))
         finally:
+            self.components.progress.attach(None)
             bar.close()
             if handle:
                 handle.close()

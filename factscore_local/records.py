@@ -123,6 +123,7 @@ class BioRow:
     score: float | None = None  # with the length penalty
     decisions: tuple[FactResult, ...] = ()
     human: HumanSide | None = None
+    skipped_sentences: int = 0  # past the response-length limit (--max-sentences)
 
     @property
     def ok(self) -> bool:
@@ -146,6 +147,8 @@ class BioRow:
         )
         if self.human is not None:
             out["human"] = self.human.to_json()
+        if self.skipped_sentences:
+            out["skipped_sentences"] = self.skipped_sentences
         return out
 
     @classmethod
@@ -163,6 +166,7 @@ class BioRow:
             score=obj["score"],
             decisions=tuple(FactResult.from_json(d) for d in obj.get("decisions", [])),
             human=None if human is None else HumanSide.from_json(human),
+            skipped_sentences=obj.get("skipped_sentences", 0),
         )
 
 

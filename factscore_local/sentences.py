@@ -104,10 +104,24 @@ def _split_paragraph(paragraph: str) -> list[str]:
     return repair_sentences([s for s in raw if s], detect_initials(paragraph))
 
 
-def split_sentences(generation: str) -> list[Sentence]:
+# A "sentence" longer than this (an unpunctuated wall of text) is cut into pieces of this
+# many words, so that its decomposition prompt fits the LM's context. The longest sentence
+# of the labeled dev outputs has 126 words.
+MAX_SENTENCE_WORDS = 150
+
+
+def _pieces(text: str, max_words: int) -> list[str]:
+    words = text.split()
+    if len(words) <= max_words:
+        return [text]
+    return [" ".join(words[i : i + max_words]) for i in range(0, len(words), max_words)]
+
+
+def split_sentences(generation: str, max_words: int = MAX_SENTENCE_WORDS) -> list[Sentence]:
     """Split a generation into sentences, keeping track of paragraphs."""
     result: list[Sentence] = []
     for p_idx, paragraph in enumerate(split_paragraphs(generation)):
-        for s_idx, text in enumerate(_split_paragraph(paragraph)):
+        texts = [p for t in _split_paragraph(paragraph) for p in _pieces(t, max_words)]
+        for s_idx, text in enumerate(texts):
             result.append(Sentence(text=text, paragraph=p_idx, is_paragraph_start=s_idx == 0))
     return result

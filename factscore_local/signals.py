@@ -21,7 +21,12 @@ from factscore_local.config import EvalConfig
 from factscore_local.evidence import shared_blocks
 from factscore_local.records import Evidence
 from factscore_local.verifiers import Verifier
-from factscore_local.verify_prompt import no_context_prompt, passage_block, retrieve_lm_prompt
+from factscore_local.verify_prompt import (
+    STATEMENT,
+    no_context_prompt,
+    passage_block,
+    retrieve_lm_prompt,
+)
 
 
 class FactQuery(NamedTuple):
@@ -63,7 +68,11 @@ def compute_signals(
 
 
 def _margins(parts: Components, prompts: list[str]) -> np.ndarray:
-    return np.asarray([t - f for t, f in parts.lm.get().true_false(prompts)], float)
+    """logit(True) - logit(False) per prompt; the part before the statement is the shared
+    prefix, evaluated once for the prompts that have it."""
+    prefixes = [p[: p.rindex(STATEMENT)] for p in prompts]
+    pairs = parts.lm.get().true_false(prompts, prefixes)
+    return np.asarray([t - f for t, f in pairs], float)
 
 
 def no_context_margins(queries: list[FactQuery], parts: Components) -> np.ndarray:

@@ -11,6 +11,7 @@ from index.chunking import strip_markers
 
 INSTRUCTION = "Decide whether a statement about {topic} is supported by the passages below."
 NO_CONTEXT_INSTRUCTION = "Decide whether this statement about {topic} is true."
+STATEMENT = "Statement: "  # where a prompt stops being shared by the facts of a page
 
 
 def passage_block(title: str, text: str) -> str:
@@ -22,11 +23,11 @@ def retrieve_lm_prompt(topic: str, atom: str, passages: list[tuple[str, str]]) -
     context = "\n\n".join(passage_block(title, text) for title, text in reversed(passages))
     return (
         f"{INSTRUCTION.format(topic=topic)}\n\n{context}\n\n"
-        f"Statement: {atom.strip()} True or False?"
+        f"{STATEMENT}{atom.strip()} True or False?"
     )
 
 
 def no_context_prompt(topic: str, atom: str) -> str:
     return (
-        f"{NO_CONTEXT_INSTRUCTION.format(topic=topic)}\n\nStatement: {atom.strip()} True or False?"
+        f"{NO_CONTEXT_INSTRUCTION.format(topic=topic)}\n\n{STATEMENT}{atom.strip()} True or False?"
     )

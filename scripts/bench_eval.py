@@ -102,6 +102,7 @@ def reference_prompt(topic: str, atom: str, passages: list[tuple[str, str]]) -> 
 
 def reset_state(raw) -> None:
     """Forget the backend's KV cache, so the next prompt is evaluated from scratch."""
+    raw.forget()
     if hasattr(raw, "llm"):
         raw.llm.reset()
     else:
@@ -222,6 +223,7 @@ class Bench:
     bios: list[tuple[str, dict]]
     out: dict = dataclasses.field(default_factory=dict)
     prompts: list[str] = dataclasses.field(default_factory=list)  # ours, as verified
+    prefixes: list[str] = dataclasses.field(default_factory=list)  # their shared parts
     encoded: list[list[int]] = dataclasses.field(default_factory=list)
     scores: list = dataclasses.field(default_factory=list)  # ours, TrueFalse per fact
     noreuse_times: list[float] = dataclasses.field(default_factory=list)
@@ -281,14 +283,15 @@ def section_ours(b: Bench) -> None:
     raw, m = b.raw, len(b.items)
     raw.stats = LMStats()
     reset_state(raw)
-    captured: dict = {"lm_s": 0.0, "prompts": [], "scores": []}
+    captured: dict = {"lm_s": 0.0, "prompts": [], "prefixes": [], "scores": []}
     inner_true_false = raw.true_false
 
-    def timed_true_false(prompts):
+    def timed_true_false(prompts, prefixes=None):
         start = time.perf_counter()
-        result = inner_true_false(prompts)
+        result = inner_true_false(prompts, prefixes)
         captured["lm_s"] += time.perf_counter() - start
         captured["prompts"].extend(prompts)
+        captured["prefixes"].extend(prefixes or [""] * len(prompts))
         captured["scores"].extend(result)
         return result
 
@@ -301,7 +304,7 @@ def section_ours(b: Bench) -> None:
     finally:
         raw.true_false = inner_true_false
     st, lm_s = raw.stats, captured["lm_s"]
-    b.prompts, b.scores = captured["prompts"], captured["scores"]
+    b.prompts, b.prefixes, b.scores = captured["prompts"], captured["prefixes"], captured["scores"]
     b.encoded = [raw.prompt_ids(p) for p in b.prompts]
     b.out["ours"] = emit(
         {
@@ -391,7 +394,7 @@ def section_reference(b: Bench, ref_n: int, ignore_eos: bool) -> None:
     reset_state(raw)
     raw.stats = LMStats()
     start = time.perf_counter()
-    raw.true_false([b.prompts[i] for i in ref_idx])
+    raw.true_false([b.prompts[i] for i in ref_idx], [b.prefixes[i] for i in ref_idx])
     ours_sub_s = time.perf_counter() - start
     log(f"reference procedure on {ref_n} facts (up to {REF_MAX_NEW_TOKENS} new tokens each)")
     ours_per = b.out["ours"]["seconds"] / m

@@ -5,11 +5,13 @@
 - Table 1: statistics of the labeled dev files (all topics; no model).
 - Table 3 / Table 9: ER (estimated FActScore) and micro-F1 per verifier on ``--topics``
   topics of the dev files (all three subjects), taken round-robin over the five frequency
-  classes among the topics whose page has at most ``--max-passages`` passages, with the labels'
-  ``model-atomic-facts`` (ER) and the human atomic facts (F1); each thresholded verifier
-  once with the default thresholds and once calibrated by 2-fold cross-fitting over the
-  fixed topic halves (thresholds fitted on one half, measured on the other: no number is
-  fitted on the data it is measured on).
+  classes (all 98 with ``--topics 98``; ``--max-passages`` can leave out long pages), with
+  the labels' ``model-atomic-facts`` (ER) and the human atomic facts (F1); each thresholded
+  verifier once with the default thresholds and once calibrated by 2-fold cross-fitting
+  over the fixed topic halves (thresholds fitted on one half, measured on the other: no
+  number is fitted on the data it is measured on); the same split by page length (at most
+  5 passages, or more). ``--evidence`` picks the evidence mode of every run.
+- Evidence modes: per-fact top-k against shared blocks on ``--evidence-topics`` topics.
 - NP stand-ins: the MiniLM encoder with NPM's math vs the causal LM's token probabilities,
   on ``--np-topics`` topics, half from each topic half (cross-fitting within them).
 - What limits the estimate: the share of human-supported facts' content words present on
@@ -41,8 +43,14 @@ from factscore_local.calibration import (  # noqa: E402
     fit,
     settings_thresholds,
 )
-from factscore_local.config import DEFAULT_NP_MODEL, build_config, default_np_threshold  # noqa: E402
+from factscore_local.config import (  # noqa: E402
+    DEFAULT_NP_MODEL,
+    DEFAULTS,
+    build_config,
+    default_np_threshold,
+)
 from factscore_local.estimator import Estimator  # noqa: E402
+from factscore_local.evidence import EVIDENCE_MODES  # noqa: E402
 from factscore_local.inputs import Bio, read_bios  # noqa: E402
 from factscore_local.labeled import (  # noqa: E402
     LABELS,
@@ -184,17 +192,23 @@ def evidence_coverage(labeled: dict[str, list[dict]], index: Path) -> dict:
 # --- running the estimator --------------------------------------------------------------
 class Runner:
     def __init__(
-        self, index: Path, cache: Path, data: Path, lm: str | None, max_passages: int
+        self,
+        index: Path,
+        cache: Path,
+        data: Path,
+        lm: str | None,
+        max_passages: int | None,
+        evidence: str,
     ) -> None:
         from index.reader import KnowledgeSource
 
         self.index, self.cache, self.data, self.lm = index, cache, data, lm
+        self.evidence = evidence
         chatgpt = list(read_bios(data / "ChatGPT.jsonl"))
-        # On a page with more passages than k, facts retrieve different sets of 5 and share
-        # little prompt prefix: 10-20 s per fact on 2 cores. Such topics are left out (and
-        # listed); on the others every fact sees the same passages.
         ks = KnowledgeSource(index)
         sizes = {b.topic: len(ks.get_passages(b.topic)) for b in chatgpt}
+        self.page_size = sizes
+        max_passages = max_passages or max(sizes.values())
         self.skipped = [t for t, n in sizes.items() if n > max_passages]
         # The dev file is sorted from very rare to very frequent people: "the first N
         # topics" takes them round-robin over the five frequency classes, so that every
@@ -224,7 +238,8 @@ class Runner:
 
     def rows(self, name: str, bios: list[Bio], **settings) -> list[BioRow]:
         base = {"index": self.index, "lm": self.lm, "cache": self.cache, "use_atomic_facts": True,
-                "gamma": 0, "chunk_bios": 2 * len(SUBJECTS)}  # fmt: skip
+                "gamma": 0, "chunk_bios": 2 * len(SUBJECTS),
+                "evidence": self.evidence}  # fmt: skip
         config = build_config({**base, **settings})
         estimator = Estimator(config)
         start = time.perf_counter()
@@ -252,6 +267,20 @@ def crossfit(fit_rows: list[BioRow], apply_rows: list[BioRow], verifier: str, ob
         fitted.append({k: settings[k] for k in ("margin", "np_threshold")})
         out += apply_thresholds(test, verifier, settings_thresholds(settings), 0)
     return out, fitted
+
+
+LONG_PAGE = 5  # passages: a page longer than k=5 gives facts different evidence
+
+
+def by_page_length(rows: list[BioRow], page_size: dict[str, int]) -> dict:
+    """Figures of the topics whose page has at most LONG_PAGE passages, and of the rest."""
+    out = {}
+    for name, keep in ((f"<={LONG_PAGE}", lambda n: n <= LONG_PAGE),
+                       (f">{LONG_PAGE}", lambda n: n > LONG_PAGE)):  # fmt: skip
+        subset = [r for r in rows if keep(page_size[r.topic])]
+        if subset:
+            out[name] = {"topics": len({r.topic for r in subset}), **figures(subset)}
+    return out
 
 
 def figures(rows: list[BioRow]) -> dict:
@@ -287,8 +316,6 @@ def figures(rows: list[BioRow]) -> dict:
 
 def auc(rows: list[BioRow], key: str) -> float:
     """P(value of a human-S fact > value of a not-S fact) over the human atomic facts."""
-    from scipy.stats import rankdata
-
     values, positive = [], []
     for row in rows:
         for f in row.human.facts if row.human else ():
@@ -296,12 +323,7 @@ def auc(rows: list[BioRow], key: str) -> float:
             if key in recorded:
                 values.append(recorded[key])
                 positive.append(f.label == "S")
-    values, positive = np.asarray(values, float), np.asarray(positive, bool)
-    n_pos, n_neg = positive.sum(), (~positive).sum()
-    if not n_pos or not n_neg:
-        return float("nan")
-    ranks = rankdata(values)
-    return round(float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)), 4)
+    return round(_auc(np.asarray(values, float), np.asarray(positive, bool)), 4)
 
 
 def label_recall(rows: list[BioRow]) -> dict:
@@ -329,6 +351,25 @@ def md_table1(t1: dict) -> str:
         cells = [f"{t1[s][k]} / {PAPER_T1[s][k]}" for s in SUBJECTS]
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def md_page_length(split: dict) -> str:
+    lines = ["By page length (cross-fitted thresholds), ER (FS) / F1 per subject:\n",
+             "| verifier | pages | topics | " + " | ".join(SUBJECTS) + " |",
+             "|---" * (3 + len(SUBJECTS)) + "|"]  # fmt: skip
+    for verifier, parts in split.items():
+        for name, f in parts.items():
+            cells = []
+            for s in SUBJECTS:
+                r = f["subjects"].get(s)
+                cells.append(
+                    f"{r['error_rate']:.1f}{r['mark']} ({r['estimated_score']:.1f}) / "
+                    f"{r['f1_micro']:.1f}"
+                    if r
+                    else ""
+                )
+            lines.append(f"| {verifier} | {name} | {f['topics']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def md_results(results: list[tuple[str, str, dict]]) -> str:
@@ -424,15 +465,100 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             ("retrieve-lm+np", main_rows),
         )
     }
+    # The same decisions split by page length (cross-fitted thresholds of the whole run).
+    report["page_length"] = {}
+    for verifier in ("retrieve-lm", "retrieve-lm+np"):
+        fitted_rows, _ = crossfit(main_rows, main_rows, verifier, args.objective)
+        report["page_length"][verifier] = by_page_length(fitted_rows, run.page_size)
     print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "
           "human atomic facts for F1)\n\n" + md_results(results) + "\n")  # fmt: skip
     print(f"AUC (human S vs not S) of the margin: {report['auc_margin']} (no-context: "
           f"{report['auc_margin_no_context']}); of NP ({args.np_model}): "
           f"{report['auc_np']}\n")  # fmt: skip
+    print(md_page_length(report["page_length"]))
     print("Human facts decided right by retrieve-lm at margin 0, per label (%): " + "; ".join(
         f"{s} " + ", ".join(f"{k} {v}" for k, v in c.items())
         for s, c in report["label_recall_retrieve_lm"].items()) + "\n")  # fmt: skip
     return main_rows
+
+
+def long_page_bios(run: Runner, n: int) -> list[Bio]:
+    """n labeled bios whose page has more than LONG_PAGE passages, taken round-robin over
+    the frequency classes and the subjects (the topic order's classes, both halves)."""
+    long_topics = [t for t in run.topic_order if run.page_size[t] > LONG_PAGE]
+    by_subject = {s: {b.topic: b for b in read_bios(run.data / f"{s}.jsonl")} for s in SUBJECTS}
+    out = []
+    for i, topic in enumerate(long_topics):
+        bio = by_subject[SUBJECTS[i % len(SUBJECTS)]].get(topic)
+        if bio is not None and bio.annotations:
+            out.append(bio)
+        if len(out) == n:
+            break
+    return out
+
+
+def section_evidence_modes(report: dict, run: Runner, args) -> None:
+    """Per-fact top-k (the paper's procedure) against shared evidence on long pages, where
+    the two differ (on a page of at most k passages both see the whole page). Shared
+    evidence runs on every fact of the bios, as it would in use; the per-fact procedure,
+    ~15 s a fact there, on an even sample of each bio's human facts. Both are compared on
+    that sample: AUC of the margin (human S vs not S), agreement with the humans at margin
+    0, and seconds per fact."""
+    from factscore_local.labeled import human_facts, model_facts
+    from factscore_local.signals import FactQuery
+
+    bios = long_page_bios(run, args.evidence_bios)
+    sample, everything = [], []
+    for bio in bios:
+        title, group = bio.topic, f"{bio.source}:{bio.line}"
+        model = [FactQuery(title, bio.topic, a, group) for _, a in model_facts(bio.annotations)]
+        human = human_facts(bio.annotations)
+        picked = [human[i * len(human) // args.evidence_sample]
+                  for i in range(min(args.evidence_sample, len(human)))]  # fmt: skip
+        everything += model + [FactQuery(title, bio.topic, f.text, group, 1) for f in human]
+        sample += [(FactQuery(title, bio.topic, f.text, group, 1), f.label) for f in picked]
+    labels = np.asarray([label == "S" for _, label in sample])
+    out: dict = {"bios": [b.topic for b in bios], "sample_facts": len(sample)}
+    for mode in EVIDENCE_MODES:
+        config = build_config({"index": run.index, "lm": run.lm, "cache": run.cache,
+                               "evidence": mode})  # fmt: skip
+        estimator = Estimator(config)
+        queries = everything if mode == "shared" else [q for q, _ in sample]
+        start = time.perf_counter()
+        results = estimator.verify(queries)
+        seconds = time.perf_counter() - start
+        by_query = {(q.atom, q.group, q.tier): r for q, r in zip(queries, results, strict=True)}
+        margins = np.asarray([by_query[(q.atom, q.group, q.tier)].margin for q, _ in sample])
+        out[mode] = {
+            "facts_run": len(queries),
+            "seconds": round(seconds, 1),
+            "computed": estimator.cache.misses,
+            "s_per_fact": round(seconds / len(queries), 3),
+            "auc_margin": round(_auc(margins, labels), 4),
+            "agreement_at_0": round(100 * float(np.mean((margins > 0) == labels)), 1),
+            "blocks": len({r.block for r in results}) if mode == "shared" else None,
+        }
+        log(f"evidence {mode}: {len(queries)} facts in {seconds:.0f} s")
+    report["evidence_modes"] = out
+    print(f"## Evidence on long pages: per-fact top-k vs shared blocks ({len(bios)} bios of "
+          f"pages with more than {LONG_PAGE} passages, {len(sample)} sampled human facts)\n\n"
+          "| mode | facts run | s/fact | AUC of margin (sample) | agreement at 0 (sample) "
+          "| blocks |\n|---|---|---|---|---|---|")  # fmt: skip
+    for mode in EVIDENCE_MODES:
+        r = out[mode]
+        print(f"| {mode} | {r['facts_run']} | {r['s_per_fact']} | {r['auc_margin']} | "
+              f"{r['agreement_at_0']} | {r['blocks'] or ''} |")  # fmt: skip
+    print()
+
+
+def _auc(values: np.ndarray, positive: np.ndarray) -> float:
+    from scipy.stats import rankdata
+
+    n_pos, n_neg = positive.sum(), (~positive).sum()
+    if not n_pos or not n_neg:
+        return float("nan")
+    ranks = rankdata(values)
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 def section_np_standins(report: dict, run: Runner, args) -> None:
@@ -552,9 +678,23 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument(
         "--max-passages",
         type=int,
-        default=5,
-        help="leave out topics whose page has more passages (cost)",
+        default=None,
+        help="leave out topics whose page has more passages (default: none left out)",
     )
+    ap.add_argument(
+        "--evidence",
+        choices=EVIDENCE_MODES,
+        default=DEFAULTS["evidence"],
+        help="evidence mode of every run (the evidence section compares both)",
+    )
+    ap.add_argument(
+        "--evidence-bios",
+        type=int,
+        default=0,
+        help="long-page bios on which to compare per-fact and shared evidence",
+    )
+    ap.add_argument("--evidence-sample", type=int, default=8,
+                    help="human facts per bio run in both modes")  # fmt: skip
     ap.add_argument("--np-model", default=DEFAULT_NP_MODEL, help="NP scorer of the main tables")
     ap.add_argument("--np-topics", type=int, default=4)
     ap.add_argument("--own-topics", type=int, default=3)
@@ -572,7 +712,8 @@ def main() -> None:
     report: dict = {"topics": args.topics, "objective": args.objective}
     section_table1(report, load_labeled(args.data), args.index)
 
-    run = Runner(args.index, args.cache, args.data, args.lm, args.max_passages)
+    run = Runner(args.index, args.cache, args.data, args.lm, args.max_passages, args.evidence)
+    report["evidence"] = args.evidence
     report["max_passages"] = args.max_passages
     report["skipped_topics"] = run.skipped
     bios = run.bios(args.topics)
@@ -580,9 +721,11 @@ def main() -> None:
         raise SystemExit("--topics too small: cross-fitting needs topics in both halves")
     report["topics_used"] = {t: run.topic_class[t] for t in run.topic_order[: args.topics]}
     n_all = len(run.skipped) + len(run.topic_order)
-    log(f"{len(bios)} bios of {args.topics} topics; topics with more than "
-        f"{args.max_passages} passages left out: {len(run.skipped)} of {n_all}")  # fmt: skip
+    log(f"{len(bios)} bios of {args.topics} topics; topics left out for their page length "
+        f"(--max-passages {args.max_passages}): {len(run.skipped)} of {n_all}")  # fmt: skip
     main_rows = section_tables_3_9(report, run, bios, args)
+    if args.evidence_bios:
+        section_evidence_modes(report, run, args)
     if "np-lm" not in args.skip and args.np_topics:
         section_np_standins(report, run, args)
     if "own" not in args.skip and args.own_topics:

@@ -59,7 +59,23 @@ def test_causal_np_prefers_supported_tokens(small_lm):
     )
     assert 0 < unsupported < supported <= 1
     assert empty == 0.0  # only stopwords: nothing to check
-    # Same value alone as in a batch (decisions must not depend on the neighbours).
-    assert scorer.probability("Marie Curie was born in Warsaw.", [PASSAGE]) == pytest.approx(
-        supported, abs=0.02
-    )
+    # The same value alone as in a batch, exactly: the context is evaluated canonically, so
+    # a value does not depend on its neighbours (nor on a resumed run's slices).
+    assert scorer.probability("Marie Curie was born in Warsaw.", [PASSAGE]) == supported
+
+
+def test_true_false_does_not_depend_on_neighbours(small_lm):
+    """A prompt's logits are the same alone, in a batch, and in another order: its shared
+    prefix is evaluated canonically (a resumed run recomputes slices in other company)."""
+    prompts = [
+        small_lm.chat(f"Is the statement supported?\n\n{PASSAGE}\n\nStatement: {s}")
+        for s in ("She was born in Warsaw.", "She was a chef.", "She won a prize.")
+    ]
+    cut = [p[: p.rindex("Statement: ")] for p in prompts]
+    batch = [r.margin for r in small_lm.true_false(prompts, cut)]
+    backwards = [r.margin for r in small_lm.true_false(prompts[::-1], cut[::-1])][::-1]
+    alone = []
+    for prompt, prefix in zip(prompts, cut, strict=True):
+        small_lm.forget()  # as a fresh process would start
+        alone.append(small_lm.true_false([prompt], [prefix])[0].margin)
+    assert batch == backwards == alone

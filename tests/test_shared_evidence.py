@@ -82,15 +82,21 @@ def test_shared_block_is_evaluated_once_and_decides_as_a_fresh_prompt(db_index, 
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
     bio, _ = long_page_bio(db_index)
     atoms = [f["text"] for s in bio.annotations for f in s.get("model-atomic-facts") or []][:8]
-    config = EvalConfig(index=db_index, lm=SMALL_LM, evidence="shared", cache=tmp_path / "cache.db")
+    config = EvalConfig(
+        index=db_index,
+        lm=SMALL_LM,
+        evidence="shared",
+        evidence_budget=6000,  # room for the union of these facts' passages
+        cache=tmp_path / "cache.db",
+    )
     estimator = Estimator(config)
     raw = estimator.lm().lm
     captured: list[str] = []
     inner = raw.true_false
 
-    def spy(prompts):
+    def spy(prompts, prefixes=None):
         captured.extend(prompts)
-        return inner(prompts)
+        return inner(prompts, prefixes)
 
     raw.true_false = spy
     before = (raw.stats.prompt_tokens, raw.stats.evaluated_tokens)
@@ -109,14 +115,23 @@ def test_shared_block_is_evaluated_once_and_decides_as_a_fresh_prompt(db_index, 
     assert evaluated < longest + 60 * len(atoms)
     assert evaluated < 0.35 * prompt_tokens
 
+    true_ids, false_ids = raw.label_ids()
     for r in results[:3]:
         (prompt,) = [p for p in captured if f"Statement: {r.atom} True or False?" in p]
+        prefix = prompt[: prompt.rindex("Statement: ")]
+        # A fresh evaluation of the same prompt alone gives exactly the same margin.
+        raw.forget()
+        raw.llm.reset()
+        (alone,) = raw.true_false([prompt], [prefix])
+        assert alone.margin == pytest.approx(r.margin, abs=1e-4)
+        # One full forward pass (no prefix split) agrees up to llama.cpp's batching noise.
         raw.llm.reset()
         logits = raw._next_token_logits(raw.prompt_ids(prompt), 0)
-        true_ids, false_ids = raw.label_ids()
-        fresh = max(logits[t] for t in true_ids) - max(logits[f] for f in false_ids)
-        assert abs(fresh - r.margin) < 0.05
-        assert (fresh > config.margin) == r.is_supported
+        whole = max(logits[t] for t in true_ids) - max(logits[f] for f in false_ids)
+        assert abs(whole - r.margin) < 0.15
+        if abs(r.margin - config.margin) > 0.15:
+            assert (whole > config.margin) == r.is_supported
+    raw.forget()
 
     again = Estimator(config)
     assert again.verify([(bio.topic, bio.topic, a) for a in atoms]) == results

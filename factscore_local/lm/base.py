@@ -2,9 +2,15 @@
 
 Two operations: deterministic (greedy) generation for atomic facts, and True/False
 scoring that reads the next-token logits of the label words after one forward pass, with
-no generation. True/False prompts are sorted so that prompts sharing a prefix (the same
-topic and passages) are adjacent, and each backend reuses the KV cache of the shared
-prefix, so shared evidence is computed once.
+no generation.
+
+Prompts are scored *canonically*: a prompt's prefix (the evidence, up to the fact) is
+evaluated from an empty cache, or reused only where the cache holds exactly that prefix,
+and the rest is evaluated from the end of the prefix. llama.cpp's numbers depend on how
+tokens are batched (a margin moved by up to ~0.07 with the reuse point), so this makes a
+result depend on the prompt alone: not on the prompts before it, the chunk, the order, or
+whether a run was resumed. Prompts are sorted so that those with the same prefix are
+adjacent, and the prefix is evaluated once for all of them.
 """
 
 from __future__ import annotations
@@ -83,9 +89,9 @@ class LocalLM(ABC):
         self.stats = LMStats()
         self._true_ids: list[int] = []
         self._false_ids: list[int] = []
-        # Ids behind the backend's KV cache after the last True/False call, so that the
-        # next call (the next slice of sorted prompts) can keep reusing it.
-        self._previous: list[int] = []
+        # The prefix held canonically in the backend's cache (see the module docstring); it
+        # carries over to the next call (the next slice of sorted prompts).
+        self._prefix: list[int] | None = None
 
     # --- tokens -----------------------------------------------------------------------
     @abstractmethod
@@ -125,32 +131,57 @@ class LocalLM(ABC):
         """Logits after ``ids`` (the next token's)."""
         return self._tail_logits(ids, reuse, 1)[0]
 
-    def true_false(self, prompts: list[str]) -> list[TrueFalse]:
+    def _holds(self, n: int) -> bool:
+        """Whether the backend's cache still holds the first n tokens it last evaluated."""
+        return True
+
+    def forget(self) -> None:
+        """After anything else used the backend's cache (generation, a reset)."""
+        self._prefix = None
+
+    def _canonical_logits(self, ids: list[int], cut: int, n: int) -> np.ndarray:
+        """Logits after the last n positions of ids: ids[:cut] evaluated from an empty cache
+        (unless the cache holds exactly that, evaluated so), then ids[cut:]."""
+        cut = max(0, min(cut, len(ids) - n))
+        evaluated = len(ids) - cut
+        if cut and not (self._prefix == ids[:cut] and self._holds(cut)):
+            self._tail_logits(ids[:cut], 0, 1)
+            self._prefix = ids[:cut]
+            evaluated += cut
+        logits = self._tail_logits(ids, cut, n)
+        if not cut:
+            self._prefix = None  # evaluated in one go with the rest: not a reusable prefix
+        self.stats.prompt_tokens += len(ids)
+        self.stats.evaluated_tokens += evaluated
+        return logits
+
+    def true_false(self, prompts: list[str], prefixes: list[str] | None = None) -> list[TrueFalse]:
+        """Label-word logits after each prompt. prefixes[i] is the part of prompt i that
+        other prompts share (the evidence before the fact); without it, each prompt is
+        evaluated whole."""
         true_ids, false_ids = self.label_ids()
         encoded = [self.prompt_ids(p) for p in prompts]
+        cuts = [0] * len(prompts)
+        if prefixes is not None:
+            cuts = [
+                common_prefix(self.prompt_ids(prefix), ids)
+                for prefix, ids in zip(prefixes, encoded, strict=True)
+            ]
         order = sorted(range(len(prompts)), key=lambda i: encoded[i])
         results: list[TrueFalse | None] = [None] * len(prompts)
-        previous = self._previous
         for i in order:
-            ids = encoded[i]
-            # Keep at least the last token to run, so there are fresh logits to read.
-            reuse = min(common_prefix(previous, ids), len(ids) - 1)
-            logits = self._next_token_logits(ids, reuse)
+            logits = self._canonical_logits(encoded[i], cuts[i], 1)[0]
             self.stats.prompts += 1
-            self.stats.prompt_tokens += len(ids)
-            self.stats.evaluated_tokens += len(ids) - reuse
             results[i] = TrueFalse(
                 max(logits[t] for t in true_ids), max(logits[t] for t in false_ids)
             )
-            previous = ids
-        self._previous = previous
         return results  # type: ignore[return-value]
 
     def token_logprobs(self, pairs: list[tuple[list[int], list[int]]]) -> list[np.ndarray]:
         """For (context ids, continuation ids) pairs: log P(continuation[j] | context,
-        continuation[:j]) for every j, from one teacher-forced pass per pair. Pairs are run
-        sorted, reusing the KV cache of the prefix shared with the previous pair, so a
-        context shared by many continuations is evaluated once."""
+        continuation[:j]) for every j, from one teacher-forced pass per pair. The context is
+        the canonical prefix: pairs are run sorted, and a context shared by many
+        continuations is evaluated once."""
         runs = []
         for context, continuation in pairs:
             if not context or not continuation:
@@ -158,17 +189,11 @@ class LocalLM(ABC):
             runs.append(context + continuation[:-1])  # the last token is never input
         order = sorted(range(len(pairs)), key=lambda i: runs[i])
         results: list[np.ndarray | None] = [None] * len(pairs)
-        previous = self._previous
         for i in order:
-            ids, gold = runs[i], pairs[i][1]
+            ids, (context, gold) = runs[i], pairs[i]
             n = len(gold)
-            reuse = min(common_prefix(previous, ids), len(ids) - n)
-            logits = np.asarray(self._tail_logits(ids, reuse, n), dtype=np.float64)
+            logits = np.asarray(self._canonical_logits(ids, len(context), n), dtype=np.float64)
             top = logits.max(axis=1, keepdims=True)
             log_norm = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
             results[i] = logits[np.arange(n), gold] - log_norm
-            self.stats.prompt_tokens += len(ids)
-            self.stats.evaluated_tokens += len(ids) - reuse
-            previous = ids
-        self._previous = previous
         return results  # type: ignore[return-value]

@@ -52,7 +52,7 @@ class HFCausalLM(LocalLM):
         )
 
     def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
-        self._previous = []  # generation moves the KV cache away from the last prompt
+        self.forget()  # generation moves the KV cache away from the last prompt
         out = []
         for prompt in prompts:
             ids = self.torch.tensor([self.prompt_ids(prompt)])
@@ -72,6 +72,9 @@ class HFCausalLM(LocalLM):
             text = self.tokenizer.decode(new, skip_special_tokens=True)
             out.append(cut_at_stop(text, stop))
         return out
+
+    def _holds(self, n: int) -> bool:
+        return self._cache is not None and self._cached_len >= n
 
     def _tail_logits(self, ids: list[int], reuse: int, n: int):
         from transformers import DynamicCache

@@ -55,7 +55,7 @@ class LlamaCppLM(LocalLM):
         return render_chat(self._template, user, bos=bos, eos=eos)
 
     def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
-        self._previous = []  # generation moves the KV cache away from the last prompt
+        self.forget()  # generation moves the KV cache away from the last prompt
         out = []
         for prompt in prompts:
             result = self.llm.create_completion(
@@ -69,6 +69,9 @@ class LlamaCppLM(LocalLM):
             self.stats.generated_tokens += result["usage"]["completion_tokens"]
             out.append(cut_at_stop(result["choices"][0]["text"], stop))
         return out
+
+    def _holds(self, n: int) -> bool:
+        return self.llm.n_tokens >= n
 
     def _tail_logits(self, ids: list[int], reuse: int, n: int) -> np.ndarray:
         llm = self.llm
