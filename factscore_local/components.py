@@ -154,14 +154,11 @@ _LOADED_LMS: dict[tuple, Any] = {}
 
 
 def load_shared_lm(config: EvalConfig):
-    from factscore_local.config import LM_CONTEXT
     from factscore_local.lm import load_lm
 
     key = (config.lm, config.backend, config.threads)
     if key not in _LOADED_LMS:
-        _LOADED_LMS[key] = load_lm(
-            config.lm, config.backend, threads=config.threads, n_ctx=LM_CONTEXT
-        )
+        _LOADED_LMS[key] = load_lm(config.lm, config.backend, threads=config.threads)
     return _LOADED_LMS[key]
 
 

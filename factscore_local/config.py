@@ -14,10 +14,11 @@ from typing import Any
 
 from factscore_local.abstain import ABSTAIN_RULES
 from factscore_local.evidence import EVIDENCE_MODES
+from factscore_local.lm import BACKENDS as LM_BACKENDS
+from factscore_local.lm import LM_CONTEXT
 from factscore_local.verifiers import Thresholds, get_verifier
 from npm.np_prob import DEFAULT_NP_THRESHOLD as NPM_THRESHOLD
 
-LM_BACKENDS = ("auto", "llama.cpp", "transformers")
 RETRIEVALS = ("bm25", "dense")
 # "page": passages in the prompt in page order, so facts that retrieve the same set in
 # another rank order share the prompt prefix (and its KV cache); "rank": FActScore's
@@ -26,9 +27,6 @@ PASSAGE_ORDERS = ("page", "rank")
 # "reference": FActScore's instruction text verbatim, no bullet prime.
 DECOMPOSE_PROMPTS = ("ours", "reference")
 DEFAULT_GAMMA = 10.0
-# Tokens the LMs are loaded with: room for a shared block of evidence (margins are the same
-# as with 4096 on prompts that fit both; the KV cache grows by ~120 MB for the 1.5B model).
-LM_CONTEXT = 8192
 # Room in the context for the instruction, the chat template and the fact after a block.
 MAX_EVIDENCE_BUDGET = LM_CONTEXT - 512
 
@@ -62,9 +60,11 @@ class EvalConfig:
     margin: float = 0.0  # supported when logit(True) - logit(False) > margin
     passage_order: str = "page"
     # "per-fact": each fact's own top-k passages (the paper's procedure); "shared": the
-    # facts of a bio share one block, the union of their top-k (evidence.py).
-    evidence: str = "per-fact"
-    evidence_budget: int = 2500  # tokens of passages per shared block
+    # facts of a bio share one block, the union of their top-k (evidence.py). The default by
+    # measurement (BENCHMARKS.md): same AUC on long pages, 5.6x faster there; on pages of
+    # at most k passages the two build the same prompts.
+    evidence: str = "shared"
+    evidence_budget: int = 7000  # tokens of passages per shared block (chosen by measurement)
     gamma: float = DEFAULT_GAMMA
     abstain: str = "generic"  # one of ABSTAIN_RULES ("none": never abstain)
     demos: Path | None = None

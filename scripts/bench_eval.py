@@ -553,7 +553,9 @@ def facts_by_page_length(ks, path: Path, per_class: int) -> dict[str, list]:
     return out
 
 
-def section_page_lengths(b: Bench, per_class: int, ref_per_class: int) -> None:
+def section_page_lengths(
+    b: Bench, per_class: int, ref_per_class: int, modes=("per-fact", "shared")
+) -> None:
     """Seconds per fact by page length, per-fact vs shared evidence, against the reference
     procedure on the same facts."""
     from factscore_local.lm.base import LMStats
@@ -566,7 +568,7 @@ def section_page_lengths(b: Bench, per_class: int, ref_per_class: int) -> None:
         row: dict = {"measure": "page_length", "class": name, "facts": len(queries),
                      "bios": len({q.group for q in queries})}  # fmt: skip
         decisions = {}
-        for mode in ("per-fact", "shared"):
+        for mode in modes:
             est = b.estimator(evidence=mode)
             raw.stats = LMStats()
             reset_state(raw)
@@ -582,8 +584,11 @@ def section_page_lengths(b: Bench, per_class: int, ref_per_class: int) -> None:
                 "supported": sum(decisions[mode]),
                 "blocks": len({r.block for r in results}) if mode == "shared" else None,
             }
-        same = sum(a == c for a, c in zip(decisions["per-fact"], decisions["shared"], strict=True))
-        row["decisions_same"] = f"{same}/{len(queries)}"
+        if len(decisions) == 2:
+            same = sum(
+                a == c for a, c in zip(decisions["per-fact"], decisions["shared"], strict=True)
+            )
+            row["decisions_same"] = f"{same}/{len(queries)}"
         if ref_per_class:
             picked = [queries[i * len(queries) // ref_per_class] for i in range(ref_per_class)]
             seconds = []
@@ -595,7 +600,7 @@ def section_page_lengths(b: Bench, per_class: int, ref_per_class: int) -> None:
             ref = sum(seconds) / len(seconds)
             row["reference_s_per_fact"] = round(ref, 3)
             row["reference_facts"] = len(seconds)
-            for mode in ("per-fact", "shared"):
+            for mode in modes:
                 row[mode]["speedup_vs_reference"] = round(ref / row[mode]["s_per_fact"], 1)
         b.out["page_lengths"][name] = emit(row)
 
@@ -652,16 +657,20 @@ def summary_lines(b: Bench, info: dict, digest: str, peak_mb: float) -> list[str
         ref = (
             f", reference {r['reference_s_per_fact']} s/fact" if "reference_s_per_fact" in r else ""
         )
+        modes = ", ".join(
+            f"{m} {r[m]['s_per_fact']} s/fact" for m in ("per-fact", "shared") if m in r
+        )
+        same = f"; decisions same {r['decisions_same']}" if "decisions_same" in r else ""
         lines.append(
-            f"pages {name} passages ({r['facts']} facts, {r['bios']} bios): per-fact "
-            f"{r['per-fact']['s_per_fact']} s/fact, shared {r['shared']['s_per_fact']} s/fact "
-            f"({r['shared']['blocks']} blocks){ref}; decisions same {r['decisions_same']}"
+            f"pages {name} passages ({r['facts']} facts, {r['bios']} bios): {modes}{ref}{same}"
         )
     lines.append(f"peak RSS {peak_mb:.0f} MB")
     return lines
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    from factscore_local.config import DEFAULTS
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--lm", default=None, help="embedded model name, GGUF file or HF directory")
@@ -689,6 +698,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--page-ref-facts", type=int, default=2, help="of those, for the reference procedure"
     )
+    ap.add_argument("--evidence-budget", type=int, default=DEFAULTS["evidence_budget"])
+    ap.add_argument("--page-modes", default="per-fact,shared", help="evidence modes to time")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--skip", default="", help=f"comma-separated sections to skip: {SECTIONS}")
@@ -711,7 +722,8 @@ def main(argv: list[str] | None = None) -> int:
 
     cfg = build_config(
         {"index": args.index, "lm": args.lm, "backend": args.backend, "verifier": "retrieve-lm",
-         "retrieval": "bm25", "k": 5, "cache": None, "threads": args.threads}
+         "retrieval": "bm25", "k": 5, "cache": None, "threads": args.threads,
+         "evidence_budget": args.evidence_budget}
     )  # fmt: skip
     lm_path = resolve_lm(args.lm)
     t0 = time.perf_counter()
@@ -760,7 +772,8 @@ def main(argv: list[str] | None = None) -> int:
     if "trivial" not in args.skip:
         section_trivial(b)
     if "pages" not in args.skip:
-        section_page_lengths(b, args.page_facts, args.page_ref_facts)
+        modes = tuple(args.page_modes.split(","))
+        section_page_lengths(b, args.page_facts, args.page_ref_facts, modes)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     emit({"measure": "peak_rss", "mb": round(peak_mb, 1), "loadavg_1m": os.getloadavg()[0]})
     lines = summary_lines(b, info, digest, peak_mb)

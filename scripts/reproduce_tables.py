@@ -700,7 +700,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--own-topics", type=int, default=3)
     ap.add_argument("--ablation-topics", type=int, default=3)
     ap.add_argument("--objective", choices=["er", "f1"], default="er")
-    ap.add_argument("--skip", default="", help="comma list of: np-lm,own,ablations,demos")
+    ap.add_argument("--skip", default="", help="comma list of: tables,np-lm,own,ablations,demos")
     ap.add_argument("--out", type=Path, default=ROOT / "bench-out" / "tables.json")
     args = ap.parse_args()
     args.skip = set(filter(None, args.skip.split(",")))
@@ -723,12 +723,12 @@ def main() -> None:
     n_all = len(run.skipped) + len(run.topic_order)
     log(f"{len(bios)} bios of {args.topics} topics; topics left out for their page length "
         f"(--max-passages {args.max_passages}): {len(run.skipped)} of {n_all}")  # fmt: skip
-    main_rows = section_tables_3_9(report, run, bios, args)
+    main_rows = [] if "tables" in args.skip else section_tables_3_9(report, run, bios, args)
     if args.evidence_bios:
         section_evidence_modes(report, run, args)
     if "np-lm" not in args.skip and args.np_topics:
         section_np_standins(report, run, args)
-    if "own" not in args.skip and args.own_topics:
+    if "own" not in args.skip and args.own_topics and main_rows:
         section_own_decomposition(report, run, main_rows, args)
     if "ablations" not in args.skip and args.ablation_topics:
         section_ablations(report, run, args)
@@ -739,6 +739,8 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     log(f"wrote {args.out}")
+    if not main_rows:
+        return
     # Ranking check over the calibrated ensemble, as a last line.
     best = report["verifiers"]["retrieve-lm+np"]["calibrated"]
     human = {s: best["subjects"][s]["human_score"] for s in best["subjects"]}

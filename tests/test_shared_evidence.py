@@ -64,7 +64,7 @@ def test_over_budget_splits_by_overlap_and_drops_nothing(db_index):
 
 
 def test_shared_mode_is_an_option_with_checked_values(db_index):
-    assert EvalConfig(index=db_index).evidence == "per-fact"
+    assert EvalConfig(index=db_index).evidence == "shared"
     with pytest.raises(ValueError, match="evidence must be one of"):
         EvalConfig(index=db_index, evidence="everything")
     with pytest.raises(ValueError, match="evidence_budget"):

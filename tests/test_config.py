@@ -1,0 +1,49 @@
+"""Settings declared once: build_config validates, settings files fill what was not given,
+and the estimator never changes its config."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from factscore_local.config import DEFAULTS, EvalConfig, build_config, default_np_threshold
+
+
+def test_defaults_come_from_one_place(tmp_path):
+    config = build_config({"index": tmp_path})
+    for name, value in DEFAULTS.items():
+        assert getattr(config, name) == value
+    assert config.thresholds.np == default_np_threshold(None)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"passage_order": "random"}, "passage_order must be one of"),
+        ({"decompose_prompt": "theirs"}, "decompose_prompt must be one of"),
+        ({"retrieval": "tfidf"}, "retrieval must be one of"),
+        ({"abstain": "sometimes"}, "abstain must be one of"),
+        ({"k": 0}, "k must be at least 1"),
+        ({"gamma": -1}, "gamma"),
+        ({"verifier": "oracle"}, "unknown verifier"),
+        ({"colour": "blue"}, "unknown setting"),
+    ],
+)
+def test_unknown_values_are_errors(tmp_path, options, message):
+    with pytest.raises(ValueError, match=message):
+        build_config({"index": tmp_path, **options})
+
+
+def test_settings_fill_what_was_not_given_explicitly(tmp_path):
+    settings = {"verifier": "retrieve-lm+np", "margin": 1.5, "np_threshold": 0.2}
+    config = build_config({"index": tmp_path, "margin": 0.0}, settings, explicit=set())
+    assert (config.verifier, config.margin, config.np_threshold) == ("retrieve-lm+np", 1.5, 0.2)
+    given = build_config({"index": tmp_path, "margin": 0.7}, settings, explicit={"margin"})
+    assert given.margin == 0.7 and given.np_threshold == 0.2
+
+
+def test_config_is_frozen(tmp_path):
+    config = EvalConfig(index=tmp_path)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.np_threshold = 0.5  # type: ignore[misc]
