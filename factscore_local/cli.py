@@ -221,7 +221,7 @@ def search_cmd(index_dir, query, k, method, title) -> None:
 def demo_cmd(out, lm) -> None:
     """Build an index from the embedded dump excerpt, look a page up, and estimate
     FActScore of the project's demo bios (data/demo_bios.jsonl)."""
-    from factscore_local.config import EvalConfig
+    from factscore_local.config import build_config
     from factscore_local.estimator import Estimator
     from factscore_local.inputs import read_bios
     from factscore_local.scoring import summarize
@@ -250,7 +250,7 @@ def demo_cmd(out, lm) -> None:
         f"demo: estimating FActScore of {len(bios)} bios in {bios_path.name} "
         "(atomic facts and True/False with the local LM; CPU, a few minutes)"
     )
-    estimator = Estimator(EvalConfig(index=out, lm=lm, cache=out / "eval-cache.db"))
+    estimator = Estimator(build_config({"index": out, "lm": lm, "cache": out / "eval-cache.db"}))
     rows = estimator.run(bios, out / "demo_bios.scored.jsonl")
     for row in rows:
         if not row.ok:
@@ -533,6 +533,7 @@ def eval_cmd(ctx, out, gamma, validate, as_json, **opts) -> None:
             "n_errors",
         )
         result = {key: summary.get(key) for key in keys}
+        result["thresholds"] = _thresholds(config)
         if validation:
             pooled = validation["pooled"]
             for key in VALIDATION_KEYS:
@@ -542,6 +543,10 @@ def eval_cmd(ctx, out, gamma, validate, as_json, **opts) -> None:
         click.echo(json.dumps(result))
     else:
         _print_summary(summary, config.verifier)
+        shown = _thresholds(config)
+        if len(shown) > 1:
+            limits = ", ".join(f"{k} > {v:g}" for k, v in shown.items() if k != "from")
+            click.echo(f"thresholds: {limits} ({shown['from']})")
         if validation:
             _print_validation(validation)
         cut = [r for r in rows if r.skipped_sentences]
@@ -609,6 +614,16 @@ def calibrate_cmd(ctx, out, objective, **opts) -> None:
         f"{settings['defaults']['error_rate']} -> {settings['fit']['error_rate']}, F1 "
         f"{settings['defaults']['f1_micro']} -> {settings['fit']['f1_micro']}); wrote {out}"
     )
+
+
+def _thresholds(config) -> dict:
+    """The thresholds the verifier's rule reads, and where they came from."""
+    from factscore_local.verifiers import get_verifier
+
+    names = get_verifier(config.verifier).thresholds
+    values = {"margin": config.thresholds.margin, "np_threshold": config.thresholds.np}
+    shown = {k: v for k, v in values.items() if k.split("_")[0] in names}
+    return {**shown, "from": config.thresholds_from}
 
 
 def _print_summary(summary: dict, verifier: str) -> None:

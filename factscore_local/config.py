@@ -82,6 +82,7 @@ class EvalConfig:
     # verified, for micro-F1 against the human labels.
     validate: bool = True
     threads: int | None = None
+    thresholds_from: str = "built-in defaults"  # where margin / np_threshold came from
 
     def __post_init__(self) -> None:
         get_verifier(self.verifier)  # raises on an unknown name, listing the known ones
@@ -123,6 +124,27 @@ DEFAULTS: dict[str, Any] = {
 }
 # What a settings file of ``fscore calibrate`` may set.
 SETTINGS_KEYS = ("verifier", "margin", "np_threshold", "np_model")
+# Thresholds fitted on the dev labels for an embedded model whose margins sit far from 0
+# (written by ``fscore calibrate``; see BENCHMARKS.md), applied when that model is used
+# and neither an option nor a settings file gives them.
+MODEL_DEFAULTS_PATH = Path(__file__).resolve().parents[1] / "data" / "model-defaults.json"
+
+
+def model_name(lm: str | None) -> str:
+    """The name an LM spec goes by: an embedded name, or a file or directory's name."""
+    from factscore_local.model_store import DEFAULT_LM
+
+    if lm is None:
+        return DEFAULT_LM
+    return Path(lm).name.removesuffix(".gguf")
+
+
+def model_defaults(lm: str | None) -> dict[str, Any]:
+    """The fitted thresholds shipped for this LM ({} when there are none)."""
+    import json
+
+    table = json.loads(MODEL_DEFAULTS_PATH.read_text(encoding="utf-8"))
+    return table.get(model_name(lm), {})
 
 
 def build_config(
@@ -139,11 +161,20 @@ def build_config(
     if unknown:
         raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
     values = dict(options)
+    given = set(options) if explicit is None else set(explicit)
+    sources = []
     if settings:
-        given = set(options) if explicit is None else set(explicit)
-        for key in SETTINGS_KEYS:
-            if key in settings and key not in given:
-                values[key] = settings[key]
+        taken = [k for k in SETTINGS_KEYS if k in settings and k not in given]
+        values.update({k: settings[k] for k in taken})
+        given |= set(taken)
+        sources += ["settings file"] * bool(taken)
+    fitted = model_defaults(values.get("lm"))
+    verifier = values.get("verifier", DEFAULTS["verifier"])
+    if fitted.get("verifiers") and verifier in fitted["verifiers"]:
+        taken = [k for k in ("margin", "np_threshold") if k in fitted and k not in given]
+        values.update({k: fitted[k] for k in taken})
+        sources += [f"fitted defaults of {model_name(values.get('lm'))}"] * bool(taken)
+    values["thresholds_from"] = ", ".join(sources) or "built-in defaults"
     if values.get("index") is None:
         raise ValueError("an index directory is required")
     values["index"] = Path(values["index"])

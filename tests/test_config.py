@@ -47,3 +47,25 @@ def test_config_is_frozen(tmp_path):
     config = EvalConfig(index=tmp_path)
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.np_threshold = 0.5  # type: ignore[misc]
+
+
+def test_an_embedded_model_brings_its_fitted_thresholds(tmp_path):
+    """The 0.5B model's margins sit below 0: its fitted margin applies by default, and an
+    explicit option or a settings file still wins."""
+    from factscore_local.config import model_defaults
+    from factscore_local.model_store import DEFAULT_LM, SMALL_LM
+
+    fitted = model_defaults(SMALL_LM)["margin"]
+    assert fitted < 0
+    assert model_defaults(None) == model_defaults(DEFAULT_LM) == {}  # margin 0 measured there
+    config = build_config({"index": tmp_path, "lm": SMALL_LM})
+    assert config.margin == fitted and "fitted defaults" in config.thresholds_from
+    path_spec = build_config({"index": tmp_path, "lm": f"/models/{SMALL_LM}.gguf"})
+    assert path_spec.margin == fitted  # a local copy of the same file
+    explicit = build_config({"index": tmp_path, "lm": SMALL_LM, "margin": 0.5})
+    assert explicit.margin == 0.5 and explicit.thresholds_from == "built-in defaults"
+    settings = {"margin": 0.25, "np_threshold": 0.3}
+    from_file = build_config({"index": tmp_path, "lm": SMALL_LM}, settings, explicit=set())
+    assert from_file.margin == 0.25 and from_file.thresholds_from == "settings file"
+    other = build_config({"index": tmp_path, "lm": SMALL_LM, "verifier": "no-context-lm"})
+    assert other.margin == 0.0  # fitted for the retrieved-evidence margin only

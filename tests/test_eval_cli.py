@@ -29,6 +29,7 @@ SUMMARY_KEYS = {
     "n_bios",
     "n_facts",
     "n_errors",
+    "thresholds",
 }
 VALIDATION_KEYS = {
     "human_score",

@@ -120,3 +120,26 @@ def test_default_np_separates_supported_facts(db_index, tmp_path):
     again = Estimator(config)
     assert again.verify(items) == decisions
     assert again.cache.misses == 0
+
+
+def test_small_model_defaults_score_above_zero(db_index, tmp_path):
+    """The 0.5B model at its shipped defaults gives a real dev bio a score above 0 (at
+    margin 0 it called nearly every fact unsupported), through the CLI, which says where
+    its thresholds came from."""
+    from click.testing import CliRunner
+
+    from factscore_local.cli import main
+    from factscore_local.model_store import SMALL_LM
+
+    src = tmp_path / "in.jsonl"
+    src.write_text(require(CHATGPT).read_text().splitlines()[0] + "\n")
+    args = ["eval", "--index", str(db_index), "--input", str(src), "--lm", need(SMALL_LM)]
+    args += ["--use-atomic-facts", "--no-validate", "--cache", str(tmp_path / "c.db"), "--quiet"]
+    result = CliRunner().invoke(main, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["init_score"] > 0.2
+    assert summary["thresholds"]["margin"] < 0
+    assert "fitted defaults" in summary["thresholds"]["from"]
+    text = CliRunner().invoke(main, args)
+    assert "thresholds: margin >" in text.stdout and "fitted defaults" in text.stdout
