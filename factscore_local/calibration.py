@@ -202,9 +202,10 @@ def apply_thresholds(
     verifier = _as_verifier(verifier)
 
     def redecide(facts) -> tuple:
-        return tuple(
-            replace(f, is_supported=verifier.decide_one(f.signals(), thresholds)) for f in facts
-        )
+        recorded = [f.signals() for f in facts]
+        arrays = {s: np.asarray([r[s] for r in recorded], float) for s in verifier.signals}
+        decided = verifier.decide(arrays, thresholds, len(facts))
+        return tuple(replace(f, is_supported=bool(d)) for f, d in zip(facts, decided, strict=True))
 
     out = []
     for row in rows:

@@ -620,9 +620,12 @@ def _thresholds(config) -> dict:
     """The thresholds the verifier's rule reads, and where they came from."""
     from factscore_local.verifiers import get_verifier
 
-    names = get_verifier(config.verifier).thresholds
-    values = {"margin": config.thresholds.margin, "np_threshold": config.thresholds.np}
-    shown = {k: v for k, v in values.items() if k.split("_")[0] in names}
+    # Threshold name -> its key in settings files and output.
+    keys = {"margin": "margin", "np": "np_threshold"}
+    shown = {
+        keys[name]: getattr(config.thresholds, name)
+        for name in get_verifier(config.verifier).thresholds
+    }
     return {**shown, "from": config.thresholds_from}
 
 

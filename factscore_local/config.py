@@ -7,8 +7,10 @@ errors, not silent fallbacks.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping
 from dataclasses import MISSING, dataclass, fields
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -139,12 +141,14 @@ def model_name(lm: str | None) -> str:
     return Path(lm).name.removesuffix(".gguf")
 
 
+@lru_cache(maxsize=1)
+def _model_defaults_table() -> dict[str, dict]:
+    return json.loads(MODEL_DEFAULTS_PATH.read_text(encoding="utf-8"))
+
+
 def model_defaults(lm: str | None) -> dict[str, Any]:
     """The fitted thresholds shipped for this LM ({} when there are none)."""
-    import json
-
-    table = json.loads(MODEL_DEFAULTS_PATH.read_text(encoding="utf-8"))
-    return table.get(model_name(lm), {})
+    return _model_defaults_table().get(model_name(lm), {})
 
 
 def build_config(

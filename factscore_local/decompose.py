@@ -422,7 +422,14 @@ class Decomposer:
 
     def run_many(self, generations: Iterable[str]) -> list[list[tuple[Sentence, list[str]]]]:
         """Like :meth:`run` for several generations, with a single LM call for all."""
-        split = [split_sentences(g)[: self.max_sentences] for g in generations]
+        return self.run_split([split_sentences(g) for g in generations])
+
+    def run_split(
+        self, split: Sequence[Sequence[Sentence]]
+    ) -> list[list[tuple[Sentence, list[str]]]]:
+        """:meth:`run_many` for generations already split into sentences (up to
+        ``max_sentences`` of each are decomposed)."""
+        split = [list(sents)[: self.max_sentences] for sents in split]
         todo: list[str] = []
         for sents in split:
             for idx, s in enumerate(sents):

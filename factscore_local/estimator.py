@@ -12,7 +12,7 @@ run resumes without recomputing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +44,10 @@ class _Work:
     title: str = ""
     facts: list[tuple[str, str]] | None = None  # (sentence, atom); None: does not respond
     human: list[HumanFact] | None = None  # labeled bios, when validating
+    human_score: tuple[float, int] | None = None  # (score, facts) of the humans' bio
     skipped_sentences: int = 0
+    decisions: list[FactResult] = field(default_factory=list)
+    human_decisions: list[FactResult] = field(default_factory=list)
 
 
 class Estimator:
@@ -83,13 +86,11 @@ class Estimator:
             [FactQuery(w.title, w.bio.topic, a, self._group(w)) for w, _, a in model_items]
             + [FactQuery(w.title, w.bio.topic, f.text, self._group(w), 1) for w, f in human_items]
         )
-        by_bio: dict[int, list[FactResult]] = {}
         for (w, sentence, _), result in zip(model_items, results, strict=False):
-            by_bio.setdefault(id(w), []).append(replace(result, sentence=sentence))
-        human_by_bio: dict[int, list[FactResult]] = {}
+            w.decisions.append(replace(result, sentence=sentence))
         for (w, fact), result in zip(human_items, results[len(model_items) :], strict=True):
-            human_by_bio.setdefault(id(w), []).append(replace(result, label=fact.label))
-        return [self._row(w, by_bio.get(id(w), []), human_by_bio.get(id(w), [])) for w in work]
+            w.human_decisions.append(replace(result, label=fact.label))
+        return [self._row(w) for w in work]
 
     @staticmethod
     def _group(w: _Work) -> str:
@@ -121,12 +122,10 @@ class Estimator:
             elif bio.output.strip() and not is_abstained(bio.output, self.config.abstain):
                 to_decompose.append(w)
         if to_decompose:
-            limit = self.config.max_sentences
-            for w in to_decompose:
-                w.skipped_sentences = max(0, len(split_sentences(w.bio.output)) - limit)
-            decomposed = self.components.decomposer.get().run_many(
-                [w.bio.output for w in to_decompose]
-            )
+            split = [split_sentences(w.bio.output) for w in to_decompose]
+            for w, sentences in zip(to_decompose, split, strict=True):
+                w.skipped_sentences = max(0, len(sentences) - self.config.max_sentences)
+            decomposed = self.components.decomposer.get().run_split(split)
             for w, pairs in zip(to_decompose, decomposed, strict=True):
                 w.facts = [(s.text, f) for s, fs in pairs for f in fs] or None
 
@@ -136,23 +135,20 @@ class Estimator:
                 continue
             try:
                 w.human = human_facts(w.bio.annotations)
-                human_bio_score(w.bio.annotations)  # checks the labels too
+                w.human_score = human_bio_score(w.bio.annotations)
             except LabeledFormatError as exc:
                 w.error = str(exc)
 
-    def _row(self, w: _Work, decisions: list[FactResult], human: list[FactResult]) -> BioRow:
+    def _row(self, w: _Work) -> BioRow:
         bio = w.bio
         if w.error:
             return BioRow(bio.line, bio.topic, bio.source, error=w.error)
-        scored = score_bio(
-            [d.is_supported for d in decisions] if w.facts else None, self.config.gamma
-        )
+        decisions = tuple(w.decisions) if w.facts else ()
+        scored = score_bio([d.is_supported for d in decisions] or None, self.config.gamma)
         human_side = None
         if w.human is not None:
-            score = human_bio_score(bio.annotations)
-            human_side = HumanSide(
-                score[0] if score else None, score[1] if score else 0, tuple(human)
-            )
+            score, n_facts = w.human_score or (None, 0)
+            human_side = HumanSide(score, n_facts, tuple(w.human_decisions))
         return BioRow(
             bio.line,
             bio.topic,
@@ -162,7 +158,7 @@ class Estimator:
             n_facts=scored.n_facts,
             init_score=scored.init_score,
             score=scored.score,
-            decisions=tuple(decisions) if w.facts else (),
+            decisions=decisions,
             human=human_side,
             skipped_sentences=w.skipped_sentences,
         )

@@ -7,9 +7,7 @@ verifier did not compute, the human side of an unlabeled bio) are left out of th
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -129,9 +127,6 @@ class BioRow:
     def ok(self) -> bool:
         return self.error is None
 
-    def with_decisions(self, decisions: tuple[FactResult, ...], init_score, score) -> BioRow:
-        return replace(self, decisions=decisions, init_score=init_score, score=score)
-
     def to_json(self) -> dict:
         out: dict[str, Any] = {"line": self.line, "topic": self.topic, "source": self.source}
         if self.error is not None:
@@ -168,17 +163,3 @@ class BioRow:
             human=None if human is None else HumanSide.from_json(human),
             skipped_sentences=obj.get("skipped_sentences", 0),
         )
-
-
-def read_rows(path: Path) -> list[BioRow]:
-    """The rows of an ``fscore eval --out`` file."""
-    rows = []
-    with Path(path).open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(BioRow.from_json(json.loads(line)))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise ValueError(f"{path}:{number}: not an fscore eval row ({exc})") from exc
-    return rows

@@ -71,10 +71,6 @@ class Verifier:
         decided = np.asarray(self.rule(signals, thresholds), dtype=bool)
         return np.broadcast_to(decided, (n,)).copy()
 
-    def decide_one(self, values: Mapping[str, float], thresholds: Thresholds) -> bool:
-        arrays = {name: np.asarray([values[name]], float) for name in self.signals}
-        return bool(self.decide(arrays, thresholds, 1)[0])
-
 
 _REGISTRY: dict[str, Verifier] = {}
 

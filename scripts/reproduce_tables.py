@@ -409,16 +409,26 @@ def thresholds_shown(verifier: str, fitted: list[dict]) -> str:
 
 
 def default_and_crossfit(
-    table: list, name: str, rows: list[BioRow], verifier: str, objective: str, np_model=None
+    table: list,
+    name: str,
+    rows: list[BioRow],
+    verifier: str,
+    objective: str,
+    np_model=None,
+    page_size: dict[str, int] | None = None,
 ) -> dict:
-    """Two rows of a results table: default thresholds, and 2-fold cross-fitted ones."""
+    """Two rows of a results table: default thresholds, and 2-fold cross-fitted ones (with
+    page_size, the cross-fitted figures also split by page length)."""
     default = apply_thresholds(rows, verifier, Thresholds(0.0, default_np_threshold(np_model)), 0)
     table.append((name, "default", figures(default)))
     fitted_rows, fitted = crossfit(rows, rows, verifier, objective)
     table.append(
         (name, f"cross-fitted: {thresholds_shown(verifier, fitted)}", figures(fitted_rows))
     )
-    return {"default": table[-2][2], "calibrated": table[-1][2], "thresholds": fitted}
+    out = {"default": table[-2][2], "calibrated": table[-1][2], "thresholds": fitted}
+    if page_size is not None:
+        out["page_length"] = by_page_length(fitted_rows, page_size)
+    return out
 
 
 # --- sections ---------------------------------------------------------------------------
@@ -456,8 +466,17 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
     report["label_recall_retrieve_lm"] = label_recall(
         apply_thresholds(main_rows, "retrieve-lm", Thresholds(0.0, 0.0), 0)
     )
+    # The retrieved-evidence verifiers are also split by page length.
     report["verifiers"] = {
-        name: default_and_crossfit(results, name, rows, name, args.objective, args.np_model)
+        name: default_and_crossfit(
+            results,
+            name,
+            rows,
+            name,
+            args.objective,
+            args.np_model,
+            run.page_size if name in ("retrieve-lm", "retrieve-lm+np") else None,
+        )
         for name, rows in (
             ("no-context-lm", nc),
             ("np", main_rows),
@@ -465,11 +484,9 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             ("retrieve-lm+np", main_rows),
         )
     }
-    # The same decisions split by page length (cross-fitted thresholds of the whole run).
-    report["page_length"] = {}
-    for verifier in ("retrieve-lm", "retrieve-lm+np"):
-        fitted_rows, _ = crossfit(main_rows, main_rows, verifier, args.objective)
-        report["page_length"][verifier] = by_page_length(fitted_rows, run.page_size)
+    report["page_length"] = {
+        v: report["verifiers"][v]["page_length"] for v in ("retrieve-lm", "retrieve-lm+np")
+    }
     print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "
           "human atomic facts for F1)\n\n" + md_results(results) + "\n")  # fmt: skip
     print(f"AUC (human S vs not S) of the margin: {report['auc_margin']} (no-context: "

@@ -163,8 +163,10 @@ class LocalLM(ABC):
         encoded = [self.prompt_ids(p) for p in prompts]
         cuts = [0] * len(prompts)
         if prefixes is not None:
+            # The facts of a block share one prefix: tokenize each distinct one once.
+            prefix_ids = {p: self.prompt_ids(p) for p in dict.fromkeys(prefixes)}
             cuts = [
-                common_prefix(self.prompt_ids(prefix), ids)
+                common_prefix(prefix_ids[prefix], ids)
                 for prefix, ids in zip(prefixes, encoded, strict=True)
             ]
         order = sorted(range(len(prompts)), key=lambda i: encoded[i])
