@@ -460,8 +460,6 @@ def _config_and_bios(ctx: click.Context, opts: dict, **fixed):
     given on the command line."""
     from factscore_local.calibration import read_settings
     from factscore_local.config import build_config
-    from factscore_local.inputs import read_bios
-    from factscore_local.validation import topic_half
 
     index_dir = opts["index"]
     if not (index_dir / "manifest.json").exists():
@@ -477,14 +475,20 @@ def _config_and_bios(ctx: click.Context, opts: dict, **fixed):
         config = build_config(options, settings, explicit)
     except ValueError as exc:
         _fail(str(exc))
+    return config, _read_inputs(opts["inputs"], opts["n_samples"], opts["topic_half"])
+
+
+def _read_inputs(paths, n_samples: int | None, half: int | None) -> list:
+    from factscore_local.inputs import read_bios
+    from factscore_local.validation import topic_half
+
     bios = []
-    for path in opts["inputs"]:
-        file_bios = list(read_bios(path))
-        if opts["topic_half"] is not None:
-            file_bios = [b for b in file_bios if topic_half(b.topic) == opts["topic_half"]]
-        n = opts["n_samples"]
-        bios.extend(file_bios[:n] if n else file_bios)
-    return config, bios
+    for path in paths:
+        file_bios = list(read_bios(Path(path)))
+        if half is not None:
+            file_bios = [b for b in file_bios if topic_half(b.topic) == half]
+        bios.extend(file_bios[:n_samples] if n_samples else file_bios)
+    return bios
 
 
 @main.command("eval")
@@ -493,7 +497,7 @@ def _config_and_bios(ctx: click.Context, opts: dict, **fixed):
     "--out",
     type=click.Path(path_type=Path),
     default=None,
-    help="Where to write one JSON line per bio.",
+    help="Where to write one JSON line per bio (and the run's record, OUT.record.json).",
 )
 @click.option(
     "--gamma", default=DEFAULTS["gamma"], show_default=True, help="Length penalty; 0 disables."
@@ -508,38 +512,105 @@ def _config_and_bios(ctx: click.Context, opts: dict, **fixed):
 @click.pass_context
 def eval_cmd(ctx, out, gamma, validate, as_json, **opts) -> None:
     """Estimate FActScore of the generations in --input."""
-    from factscore_local.estimator import Estimator
     from factscore_local.inputs import InputError
-    from factscore_local.scoring import summarize
-    from factscore_local.validation import validate_rows
 
     try:
         config, bios = _config_and_bios(ctx, opts, gamma=gamma, validate=validate)
-        rows = Estimator(config).run(bios, out, progress=not opts["quiet"])
+    except (InputError, FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    run_options = {"n_samples": opts["n_samples"], "topic_half": opts["topic_half"]}
+    _evaluate(config, bios, out, as_json, opts["quiet"], list(opts["inputs"]), run_options)
+
+
+@main.command("rerun")
+@click.argument("record_file", metavar="RECORD", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where to write the re-run's lines (and its record).",
+)
+@click.option(
+    "--cache",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Another result cache (a new file recomputes every model result); default: the "
+    "recorded one.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option("--quiet", is_flag=True)
+def rerun_cmd(record_file, out, cache, as_json, quiet) -> None:
+    """Re-run an 'fscore eval' from its record (OUT.record.json) with exactly its settings;
+    refuses when the index, the LM file or an input differs from the recorded ones."""
+    from dataclasses import replace
+
+    from factscore_local.cache import ResultCache
+    from factscore_local.inputs import InputError
+    from factscore_local.run_record import (
+        RecordError,
+        config_from_settings,
+        read_record,
+        rerun_problems,
+    )
+
+    try:
+        record = read_record(record_file)
+        config = config_from_settings(record["settings"])
+    except RecordError as exc:
+        _fail(str(exc))
+    if cache is not None:
+        config = replace(config, cache=cache)
+    check_cache = ResultCache(config.cache)
+    problems = rerun_problems(record, config, check_cache)
+    check_cache.close()
+    if problems:
+        _fail("cannot re-run this record here: " + "; ".join(problems))
+    inputs = [Path(item["path"]) for item in record["inputs"]]
+    options = record["run_options"]
+    try:
+        bios = _read_inputs(inputs, options.get("n_samples"), options.get("topic_half"))
+    except InputError as exc:
+        _fail(str(exc))
+    result = _evaluate(config, bios, out, as_json, quiet, inputs, options)
+    recorded = record.get("summary") or {}
+    same = json.dumps(result, sort_keys=True) == json.dumps(recorded, sort_keys=True)
+    message = (
+        "re-run reproduces the recorded summary"
+        if same
+        else (
+            "re-run differs from the recorded summary: "
+            + ", ".join(
+                f"{k} {record['summary'].get(k)} -> {result.get(k)}"
+                for k in sorted(set(result) | set(record.get("summary") or {}))
+                if result.get(k) != (record.get("summary") or {}).get(k)
+            )
+        )
+    )
+    click.echo(message, err=True)
+
+
+def _evaluate(config, bios, out, as_json: bool, quiet: bool, inputs, run_options) -> dict:
+    """Runs the estimator, writes the output and its record, prints the summary; returns
+    the summary as --json prints it. Exits 1 (after the summary) when nothing was scored."""
+    from factscore_local.estimator import Estimator
+    from factscore_local.inputs import InputError
+    from factscore_local.run_record import build_record, write_record
+    from factscore_local.scoring import summarize
+    from factscore_local.validation import validate_rows
+
+    estimator = None
+    try:
+        estimator = Estimator(config)
+        rows = estimator.run(bios, out, progress=not quiet)
     except (InputError, FileNotFoundError, ValueError, RuntimeError) as exc:
         _fail(str(exc))
     summary = summarize(rows)
-    validation = validate_rows(rows) if validate else None
-    # Exit 1 (after the summary) when no line could be scored at all.
-    nothing_scored = summary["n_bios"] == 0
+    validation = validate_rows(rows) if config.validate else None
+    result = _result_json(summary, validation, config)
+    if out is not None:
+        record = build_record(config, inputs, run_options, estimator.components, result)
+        write_record(out, record)
     if as_json:
-        keys = (
-            "score",
-            "init_score",
-            "respond_ratio",
-            "num_facts_per_response",
-            "n_bios",
-            "n_facts",
-            "n_errors",
-        )
-        result = {key: summary.get(key) for key in keys}
-        result["thresholds"] = _thresholds(config)
-        if validation:
-            pooled = validation["pooled"]
-            for key in VALIDATION_KEYS:
-                result[key] = pooled[key]
-            result["subjects"] = validation["subjects"]
-            result["ranking_kept"] = validation["ranking_kept"]
         click.echo(json.dumps(result))
     else:
         _print_summary(summary, config.verifier)
@@ -556,9 +627,33 @@ def eval_cmd(ctx, out, gamma, validate, as_json, **opts) -> None:
                 f"{sum(r.skipped_sentences for r in cut)} sentence(s) not decomposed "
                 "(see 'skipped_sentences' in --out)"
             )
-    if nothing_scored:
+    if summary["n_bios"] == 0:
         click.echo("error: no line of the input could be scored", err=True)
         sys.exit(1)
+    return result
+
+
+def _result_json(summary: dict, validation: dict | None, config) -> dict:
+    """The summary as one JSON object (--json, and the run record)."""
+    keys = (
+        "score",
+        "init_score",
+        "respond_ratio",
+        "num_facts_per_response",
+        "n_bios",
+        "n_facts",
+        "n_errors",
+    )
+    result = {key: summary.get(key) for key in keys}
+    result["thresholds"] = _thresholds(config)
+    if validation:
+        pooled = validation["pooled"]
+        for key in VALIDATION_KEYS:
+            result[key] = pooled[key]
+        result["subjects"] = validation["subjects"]
+        result["ranking_kept"] = validation["ranking_kept"]
+    # Round-trips through JSON, so a re-run compares equal to a record read from disk.
+    return json.loads(json.dumps(result))
 
 
 VALIDATION_KEYS = (

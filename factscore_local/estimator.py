@@ -142,7 +142,7 @@ class Estimator:
     def _row(self, w: _Work) -> BioRow:
         bio = w.bio
         if w.error:
-            return BioRow(bio.line, bio.topic, bio.source, error=w.error)
+            return BioRow(bio.line, bio.topic, bio.source, error=w.error, category=bio.category)
         decisions = tuple(w.decisions) if w.facts else ()
         scored = score_bio([d.is_supported for d in decisions] or None, self.config.gamma)
         human_side = None
@@ -161,6 +161,7 @@ class Estimator:
             decisions=decisions,
             human=human_side,
             skipped_sentences=w.skipped_sentences,
+            category=bio.category,
         )
 
     # --- facts ---------------------------------------------------------------------------
@@ -202,7 +203,7 @@ class Estimator:
                 return [row for bio in bios for row in self._evaluate_safely([bio])]
             bio = bios[0]
             message = f"could not be evaluated: {type(exc).__name__}: {exc}"
-            return [BioRow(bio.line, bio.topic, bio.source, error=message)]
+            return [BioRow(bio.line, bio.topic, bio.source, error=message, category=bio.category)]
 
     # --- a whole input ------------------------------------------------------------------------
     def run(

@@ -27,6 +27,15 @@ class Bio:
     source: str = ""  # the input file it came from
     record: dict = field(default_factory=dict)  # the parsed line, as it was read
 
+    @property
+    def category(self) -> str | None:
+        """The entity's frequency class: FActScore's ``cat`` ([class, region]) or a
+        ``category`` string."""
+        value = self.record.get("category", self.record.get("cat"))
+        if isinstance(value, list) and value and isinstance(value[0], str):
+            return value[0]
+        return value if isinstance(value, str) else None
+
 
 def read_bios(path: Path) -> Iterator[Bio]:
     """One Bio per non-blank line; a bad line becomes a Bio with ``error`` set."""

@@ -122,6 +122,7 @@ class BioRow:
     decisions: tuple[FactResult, ...] = ()
     human: HumanSide | None = None
     skipped_sentences: int = 0  # past the response-length limit (--max-sentences)
+    category: str | None = None  # the entity's frequency class, when the input gives one
 
     @property
     def ok(self) -> bool:
@@ -129,6 +130,8 @@ class BioRow:
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"line": self.line, "topic": self.topic, "source": self.source}
+        if self.category is not None:
+            out["category"] = self.category
         if self.error is not None:
             out["error"] = self.error
             return out
@@ -148,7 +151,12 @@ class BioRow:
 
     @classmethod
     def from_json(cls, obj: dict) -> BioRow:
-        common = {"line": obj["line"], "topic": obj["topic"], "source": obj.get("source", "")}
+        common = {
+            "line": obj["line"],
+            "topic": obj["topic"],
+            "source": obj.get("source", ""),
+            "category": obj.get("category"),
+        }
         if "error" in obj:
             return cls(**common, error=obj["error"])
         human = obj.get("human")

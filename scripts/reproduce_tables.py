@@ -203,6 +203,7 @@ class Runner:
         from index.reader import KnowledgeSource
 
         self.index, self.cache, self.data, self.lm = index, cache, data, lm
+        self.rows_dir: Path | None = None  # where each run's rows go, a file per subject
         self.evidence = evidence
         chatgpt = list(read_bios(data / "ChatGPT.jsonl"))
         ks = KnowledgeSource(index)
@@ -243,8 +244,11 @@ class Runner:
         config = build_config({**base, **settings})
         estimator = Estimator(config)
         start = time.perf_counter()
-        rows = estimator.run(bios, None, progress=False)
+        log(f"{name}: {len(bios)} bios")
+        rows = estimator.run(bios, None, progress=True)
         seconds = time.perf_counter() - start
+        if self.rows_dir is not None:
+            write_rows(rows, self.rows_dir / name)
         n = sum(len(r.decisions) + (len(r.human.facts) if r.human else 0) for r in rows)
         self.timings[name] = {
             "seconds": round(seconds, 1),
@@ -253,6 +257,16 @@ class Runner:
         }
         log(f"{name}: {n} facts in {seconds:.0f} s ({estimator.cache.misses} cache misses)")
         return rows
+
+
+def write_rows(rows: list[BioRow], folder: Path) -> None:
+    """A run's rows as ``fscore eval --out`` writes them, one file per subject."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for subject in SUBJECTS:
+        lines = [json.dumps(r.to_json(), ensure_ascii=False) for r in rows
+                 if subject_name(r.source) == subject]  # fmt: skip
+        if lines:
+            (folder / f"{subject}.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
 
 
 def crossfit(fit_rows: list[BioRow], apply_rows: list[BioRow], verifier: str, objective: str):
@@ -719,6 +733,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--objective", choices=["er", "f1"], default="er")
     ap.add_argument("--skip", default="", help="comma list of: tables,np-lm,own,ablations,demos")
     ap.add_argument("--out", type=Path, default=ROOT / "bench-out" / "tables.json")
+    ap.add_argument(
+        "--rows", type=Path, default=None, help="folder for each run's rows (a file per subject)"
+    )
     args = ap.parse_args()
     args.skip = set(filter(None, args.skip.split(",")))
     return args
@@ -730,6 +747,7 @@ def main() -> None:
     section_table1(report, load_labeled(args.data), args.index)
 
     run = Runner(args.index, args.cache, args.data, args.lm, args.max_passages, args.evidence)
+    run.rows_dir = args.rows
     report["evidence"] = args.evidence
     report["max_passages"] = args.max_passages
     report["skipped_topics"] = run.skipped
