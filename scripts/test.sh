@@ -4,6 +4,14 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${FSCORE_VENV:-$ROOT/.venv}"
 bash "$ROOT/scripts/setup.sh" --no-demo
+# The report's browser test drives Debian's Chromium; it fails (not skips) when the
+# browser is missing unless FSCORE_REQUIRE_BROWSER=0.
+if [[ ! -x /usr/bin/chromium ]]; then
+  echo "test: installing Chromium for the report's browser test" >&2
+  if [[ $(id -u) -eq 0 ]]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+export FSCORE_REQUIRE_BROWSER="${FSCORE_REQUIRE_BROWSER:-1}"
 cd "$ROOT"
 "$VENV/bin/ruff" check .
 "$VENV/bin/python" -m pytest "$@"
