@@ -734,6 +734,121 @@ def report_cmd(outputs, html_out, index, categories, title) -> None:
     click.echo(f"wrote {html_out}: {len(subjects)} subject(s), {n_bios} bios, {texts}")
 
 
+PAPER_FACTCHECK = {
+    "stance_3_macro_f1": "RoBERTa-large-MNLI 0.512, ChatGPT zero-shot 0.483, LLaMA2 0.299",
+    "stance_4_macro_f1": "ChatGPT 0.332, random 0.215",
+    "false_f1": "Inst-LLaMA + Wikipedia 0.42, GPT-3.5 + Wikipedia 0.41, Factcheck-GPT (web) "
+    "0.63, always-false 0.33",
+    "true_f1": "always-true 0.88",
+}
+
+
+@main.command("factcheck")
+@click.option("--index", required=True, type=click.Path(path_type=Path),
+              help="Index to retrieve claim evidence from (global search, no topic).")  # fmt: skip
+@click.option("--stance", "stance_file", type=click.Path(path_type=Path), default=None,
+              help="Subtask 3: JSONL of {claim, evidence, stance}.")  # fmt: skip
+@click.option("--claims", "claims_file", type=click.Path(path_type=Path), default=None,
+              help="Subtask 4: JSONL of {claim, label, revised_claim}.")  # fmt: skip
+@click.option("--out", required=True, type=click.Path(path_type=Path),
+              help="Folder for stance.jsonl, claims.jsonl and summary.json.")  # fmt: skip
+@click.option("--lm", default=None, help="Embedded model name, a GGUF file or an HF directory.")
+@click.option("--k", default=5, show_default=True, help="Passages retrieved per claim.")
+@click.option("--margin", default=0.0, show_default=True,
+              help="A claim is true when logit(True) - logit(False) exceeds this.")  # fmt: skip
+@click.option("--no-correction", is_flag=True, help="Skip rewriting the claims judged false.")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Only the first N lines of each file (a quick check).")  # fmt: skip
+@click.option("--cache", type=click.Path(path_type=Path), default=None,
+              help="SQLite cache of model results (default: <index>/eval-cache.db).")  # fmt: skip
+@click.option("--quiet", is_flag=True)
+def factcheck_cmd(index, stance_file, claims_file, out, lm, k, margin, no_correction, limit,
+                  cache, quiet) -> None:  # fmt: skip
+    """Factcheck-Bench offline: stance of evidence (subtask 3), claim verification with
+    evidence from the whole index, and correction (subtask 4); scores against the labels."""
+    from tqdm import tqdm
+
+    from factscore_local.components import build_components
+    from factscore_local.config import EvalConfig
+    from factscore_local.factcheck import claim_scores, run_claims, run_stance, stance_scores
+    from factscore_local.factcheck_data import read_claims, read_stance_pairs
+
+    if stance_file is None and claims_file is None:
+        _fail("give --stance and/or --claims")
+    if not (index / "manifest.json").exists():
+        _fail(f"{index} is not an index directory (no manifest.json); run build-index")
+    try:
+        config = EvalConfig(index=index, lm=lm, cache=cache or index / "eval-cache.db")
+        stance = read_stance_pairs(stance_file)[:limit] if stance_file else []
+        claims = read_claims(claims_file)[:limit] if claims_file else []
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    parts = build_components(config)
+    out.mkdir(parents=True, exist_ok=True)
+    summary: dict = {"index": str(index), "lm": lm, "k": k, "margin": margin}
+    for name, items in (("stance", stance), ("claims", claims)):
+        if not items:
+            continue
+        bar = tqdm(total=len(items), unit=" lines", desc=name, disable=quiet)
+        parts.progress.attach(bar if not quiet else None)
+        try:
+            cached = parts.lm.get()
+            if name == "stance":
+                results = run_stance(items, cached)
+                summary["stance"] = stance_scores(results)
+            else:
+                results = run_claims(items, cached, parts.knowledge, k, margin,
+                                     correct=not no_correction)  # fmt: skip
+                summary["claims"] = claim_scores(results)
+        except (FileNotFoundError, ValueError, RuntimeError) as exc:
+            _fail(str(exc))
+        finally:
+            bar.update(len(items))
+            bar.close()
+            parts.progress.attach(None)
+        lines = [json.dumps(r.to_json(), ensure_ascii=False) for r in results]
+        (out / f"{name}.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    summary["paper"] = PAPER_FACTCHECK
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", "utf-8")
+    _print_factcheck(summary)
+
+
+def _print_factcheck(summary: dict) -> None:
+    stance = summary.get("stance")
+    if stance:
+        for key, name in (("three_labels", "3 labels"), ("four_labels", "4 labels")):
+            s = stance[key]
+            per = ", ".join(f"{label} {v['f1']:.3f}" for label, v in s["per_label"].items())
+            click.echo(f"stance, {name} ({s['n']} pairs): accuracy {s['accuracy']:.3f}, macro "
+                       f"P/R/F1 {s['macro_precision']:.3f} / {s['macro_recall']:.3f} / "
+                       f"{s['macro_f1']:.3f}; F1 per label: {per}")  # fmt: skip
+        click.echo(f"  paper, macro F1: 3 labels {PAPER_FACTCHECK['stance_3_macro_f1']}; "
+                   f"4 labels {PAPER_FACTCHECK['stance_4_macro_f1']}")  # fmt: skip
+    claims = summary.get("claims")
+    if claims:
+        for key in ("system", "always_true", "always_false"):
+            s = claims[key]
+            cells = "; ".join(
+                f"{label} P/R/F1 {v['precision']:.3f} / {v['recall']:.3f} / {v['f1']:.3f}"
+                for label, v in s["per_label"].items()
+            )
+            click.echo(f"claims, {key} ({s['n']} true/false claims): {cells}")
+        click.echo(f"  paper, F1 on false claims: {PAPER_FACTCHECK['false_f1']}; on true "
+                   f"claims: {PAPER_FACTCHECK['true_f1']}")  # fmt: skip
+        fix = claims.get("correction")
+        if fix:
+            click.echo(
+                f"correction ({fix['n']} false claims judged false): word similarity to the "
+                f"human revision {fix['similarity_revision']:.3f} (unrevised claim "
+                f"{fix['similarity_unrevised']:.3f}); closer than unrevised: "
+                f"{100 * fix['closer_than_unrevised']:.1f}%"
+            )
+    for name in ("stance", "claims"):
+        errors = (summary.get(name) or {}).get("errors")
+        if errors:
+            click.echo(f"{errors} {name} line(s) could not be used; see 'error' in the output")
+
+
 VALIDATION_KEYS = (
     "human_score",
     "error_rate",

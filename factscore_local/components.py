@@ -105,6 +105,34 @@ class CachedLM:
         )
         return [tuple(v) for v in values]
 
+    def choices(
+        self,
+        prompts: list[str],
+        labels: Sequence[Sequence[str]],
+        prefixes: list[str] | None = None,
+    ) -> list[list[float]]:
+        """Each label's logit after each prompt (``LocalLM.choice_logits``), cached by
+        model, labels and prompt."""
+        words = [list(w) for w in labels]
+        keys = [key_of("choice", self.model_id, words, p) for p in prompts]
+        pairs = list(zip(prompts, prefixes or [None] * len(prompts), strict=True))
+
+        def compute(part: list[tuple[str, str | None]]) -> list[list[float]]:
+            texts = [p for p, _ in part]
+            shared = None if prefixes is None else [x for _, x in part]
+            return [list(map(float, row)) for row in self.lm.choice_logits(texts, labels, shared)]
+
+        return cached_batch(
+            self.cache,
+            "choice",
+            keys,
+            pairs,
+            compute,
+            SLICE_TRUE_FALSE,
+            order=str,
+            progress=self.progress,
+        )
+
 
 class CachedNP:
     """NP probabilities of (atom, passages) pairs, cached by scorer identity and input.

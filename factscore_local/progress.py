@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import time
 
-LABELS = {"generate": "sentences", "true_false": "facts", "np": "NP"}
+LABELS = {"generate": "sentences", "true_false": "facts", "np": "NP", "choice": "pairs"}
+RATED = ("true_false", "choice")  # kinds whose computed items give the rate
 
 
 class Progress:
@@ -29,7 +30,7 @@ class Progress:
 
     def done(self, kind: str, n: int, computed: bool = True) -> None:
         self.counts.setdefault(kind, [0, 0])[0] += n
-        if computed and kind == "true_false":
+        if computed and kind in RATED:
             self.computed_facts += n
         self._show()
 

@@ -31,3 +31,13 @@ def no_context_prompt(topic: str, atom: str) -> str:
     return (
         f"{NO_CONTEXT_INSTRUCTION.format(topic=topic)}\n\n{STATEMENT}{atom.strip()} True or False?"
     )
+
+
+OPEN_INSTRUCTION = "Decide whether the statement below is supported by the passages."
+
+
+def open_prompt(atom: str, passages: list[tuple[str, str]]) -> str:
+    """The Retrieve→LM prompt without a topic (evidence from the whole index): passages
+    (title, text) best first, written best last."""
+    context = "\n\n".join(passage_block(title, text) for title, text in reversed(passages))
+    return f"{OPEN_INSTRUCTION}\n\n{context}\n\n{STATEMENT}{atom.strip()} True or False?"

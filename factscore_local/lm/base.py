@@ -16,6 +16,7 @@ adjacent, and the prefix is evaluated once for all of them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -159,7 +160,30 @@ class LocalLM(ABC):
         """Label-word logits after each prompt. prefixes[i] is the part of prompt i that
         other prompts share (the evidence before the fact); without it, each prompt is
         evaluated whole."""
-        true_ids, false_ids = self.label_ids()
+        self.label_ids()  # checks that True and False differ in their first token
+        scores = self.choice_logits(prompts, (TRUE_WORDS, FALSE_WORDS), prefixes)
+        return [TrueFalse(float(t), float(f)) for t, f in scores]
+
+    def choice_ids(self, labels: Sequence[Sequence[str]]) -> list[list[int]]:
+        """First-token ids of each label's words; labels must not share a first token."""
+        ids = [sorted({self.tokenize(w)[0] for w in words}) for words in labels]
+        seen: set[int] = set()
+        for words, label_ids in zip(labels, ids, strict=True):
+            if seen & set(label_ids):
+                raise ValueError(f"{self.name}: label {words[0]!r} shares a first token")
+            seen |= set(label_ids)
+        return ids
+
+    def choice_logits(
+        self,
+        prompts: list[str],
+        labels: Sequence[Sequence[str]],
+        prefixes: list[str] | None = None,
+    ) -> np.ndarray:
+        """(n_prompts, n_labels): the next-token logit of each label after each prompt (the
+        highest over the label's words' first tokens), from one forward pass per prompt.
+        ``prefixes`` as in ``true_false``."""
+        label_ids = self.choice_ids(labels)
         encoded = [self.prompt_ids(p) for p in prompts]
         cuts = [0] * len(prompts)
         if prefixes is not None:
@@ -170,14 +194,12 @@ class LocalLM(ABC):
                 for prefix, ids in zip(prefixes, encoded, strict=True)
             ]
         order = sorted(range(len(prompts)), key=lambda i: encoded[i])
-        results: list[TrueFalse | None] = [None] * len(prompts)
+        out = np.zeros((len(prompts), len(labels)))
         for i in order:
             logits = self._canonical_logits(encoded[i], cuts[i], 1)[0]
             self.stats.prompts += 1
-            results[i] = TrueFalse(
-                max(logits[t] for t in true_ids), max(logits[t] for t in false_ids)
-            )
-        return results  # type: ignore[return-value]
+            out[i] = [max(logits[t] for t in ids) for ids in label_ids]
+        return out
 
     def token_logprobs(self, pairs: list[tuple[list[int], list[int]]]) -> list[np.ndarray]:
         """For (context ids, continuation ids) pairs: log P(continuation[j] | context,

@@ -1,0 +1,227 @@
+"""Factcheck-Bench offline: the stance of a piece of evidence toward a claim, the truth of
+a claim with evidence retrieved from the whole index (no topic), and the correction of a
+claim judged false, all with the local LM.
+
+- Stance: one forward pass per (claim, evidence); the next-token logits of the four label
+  words, after an instruction and four demonstrations of our own that every pair shares
+  (their KV cache is evaluated once). The 3-label variant merges the two supports by
+  adding their probabilities.
+- Verification: global BM25 top-k passages for the claim, then the Retrieve→LM prompt
+  without a topic; true when logit(True) - logit(False) > margin.
+- Correction: for a claim judged false, a greedy rewrite from the same passages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from factscore_local.factcheck_data import (
+    STANCES,
+    THREE_LABELS,
+    TO_THREE,
+    Claim,
+    StancePair,
+    classification_scores,
+    edit_similarity,
+)
+from factscore_local.verify_prompt import open_prompt, passage_block
+
+# Label words per stance (first tokens must differ; checked by the LM).
+STANCE_WORDS = (
+    ("Supports", " Supports"),
+    ("Partially", " Partially"),
+    ("Refutes", " Refutes"),
+    ("Irrelevant", " Irrelevant"),
+)
+STANCE_INSTRUCTION = (
+    "Read the evidence and say how it bears on the claim. Answer with one word: Supports "
+    "(the evidence confirms the whole claim), Partially (it confirms part of the claim and "
+    "says nothing against the rest), Refutes (it contradicts the claim), or Irrelevant (it "
+    "neither confirms nor contradicts the claim)."
+)
+# Our own demonstrations, one per label.
+STANCE_DEMOS = (
+    ("The Danube flows into the Black Sea.",
+     "The Danube is the second-longest river in Europe. It rises in the Black Forest in "
+     "Germany and flows southeast for 2,850 km before it empties into the Black Sea through "
+     "a delta in Romania and Ukraine.", "Supports"),
+    ("Marie Curie won two Nobel Prizes, both of them in chemistry.",
+     "In 1911 Marie Curie received the Nobel Prize in Chemistry for her discovery of the "
+     "elements polonium and radium.", "Partially"),
+    ("The Eiffel Tower was completed in 1925.",
+     "The Eiffel Tower was built from 1887 to 1889 as the centrepiece of the 1889 World's "
+     "Fair in Paris.", "Refutes"),
+    ("Lake Baikal is the deepest lake in the world.",
+     "Siberia covers most of northern Asia and is known for its long, cold winters. Its "
+     "largest city is Novosibirsk.", "Irrelevant"),
+)  # fmt: skip
+CLAIM_MARK = "Claim: "  # where a stance prompt stops being shared
+CORRECTION_INSTRUCTION = (
+    "The passages below show that a claim is wrong. Rewrite the claim so that it agrees "
+    "with the passages, changing as few words as possible. Write only the corrected claim."
+)
+
+
+def stance_prompt(claim: str, evidence: str) -> str:
+    demos = "\n\n".join(f"{CLAIM_MARK}{c}\nEvidence: {e}\nAnswer: {a}" for c, e, a in STANCE_DEMOS)
+    return (
+        f"{STANCE_INSTRUCTION}\n\n{demos}\n\n"
+        f"{CLAIM_MARK}{claim.strip()}\nEvidence: {evidence.strip()}\nAnswer:"
+    )
+
+
+def correction_prompt(claim: str, passages: list[tuple[str, str]]) -> str:
+    context = "\n\n".join(passage_block(t, x) for t, x in passages)
+    return f"{CORRECTION_INSTRUCTION}\n\n{context}\n\nClaim: {claim.strip()}\nCorrected claim:"
+
+
+def _softmax(rows: np.ndarray) -> np.ndarray:
+    shifted = np.exp(rows - rows.max(axis=1, keepdims=True))
+    return shifted / shifted.sum(axis=1, keepdims=True)
+
+
+@dataclass
+class StanceResult:
+    pair: StancePair
+    probabilities: dict[str, float] | None = None  # over the four labels
+
+    @property
+    def predicted(self) -> str | None:
+        if self.probabilities is None:
+            return None
+        return max(self.probabilities, key=self.probabilities.__getitem__)
+
+    @property
+    def predicted_three(self) -> str | None:
+        """The 3-label decision: the supports' probabilities added."""
+        if self.probabilities is None:
+            return None
+        merged: dict[str, float] = {}
+        for label, p in self.probabilities.items():
+            merged[TO_THREE[label]] = merged.get(TO_THREE[label], 0.0) + p
+        return max(merged, key=merged.__getitem__)
+
+    def to_json(self) -> dict:
+        pair = self.pair
+        if pair.error:
+            return {"line": pair.line, "error": pair.error}
+        return {
+            "line": pair.line,
+            "claim": pair.claim,
+            "stance": pair.stance,
+            "predicted": self.predicted,
+            "predicted_3": self.predicted_three,
+            "probabilities": self.probabilities,
+        }
+
+
+def run_stance(pairs: list[StancePair], lm) -> list[StanceResult]:
+    """``lm``: a ``CachedLM``."""
+    ok = [p for p in pairs if not p.error]
+    prompts = [lm.chat(stance_prompt(p.claim, p.evidence)) for p in ok]
+    prefixes = [p[: p.rindex(CLAIM_MARK)] for p in prompts]
+    logits = np.asarray(lm.choices(prompts, STANCE_WORDS, prefixes), float) if ok else None
+    probabilities = {} if logits is None else dict(zip(map(id, ok), _softmax(logits), strict=True))
+    out = []
+    for p in pairs:
+        row = probabilities.get(id(p))
+        probs = None
+        if row is not None:
+            probs = {s: round(float(v), 4) for s, v in zip(STANCES, row, strict=True)}
+        out.append(StanceResult(p, probs))
+    return out
+
+
+def stance_scores(results: list[StanceResult]) -> dict:
+    scored = [r for r in results if r.predicted is not None]
+    gold = [r.pair.stance for r in scored]
+    return {
+        "four_labels": classification_scores(gold, [r.predicted for r in scored], STANCES),
+        "three_labels": classification_scores(
+            [TO_THREE[g] for g in gold], [r.predicted_three for r in scored], THREE_LABELS
+        ),
+        "errors": sum(1 for r in results if r.pair.error),
+    }
+
+
+@dataclass
+class ClaimResult:
+    claim: Claim
+    margin: float | None = None
+    predicted: str | None = None  # "true" / "false"
+    evidence: list[dict] | None = None
+    revision: str | None = None
+
+    def to_json(self) -> dict:
+        c = self.claim
+        if c.error:
+            return {"line": c.line, "error": c.error}
+        out = {
+            "line": c.line,
+            "claim": c.claim,
+            "label": c.label,
+            "margin": self.margin,
+            "predicted": self.predicted,
+            "evidence": self.evidence,
+        }
+        if self.revision is not None:
+            out["revision"] = self.revision
+            if c.revised:
+                out["similarity_revision"] = round(edit_similarity(self.revision, c.revised), 4)
+                out["similarity_unrevised"] = round(edit_similarity(c.claim, c.revised), 4)
+        return out
+
+
+def run_claims(claims: list[Claim], lm, knowledge, k: int, margin: float,
+               correct: bool = True) -> list[ClaimResult]:  # fmt: skip
+    """Verify each claim against its global top-k passages; rewrite those judged false."""
+    ok = [c for c in claims if not c.error]
+    hits = [knowledge.search(c.claim, k=k) for c in ok]
+    passages = [[(h.passage.title, h.passage.text) for h in fact_hits] for fact_hits in hits]
+    prompts = [lm.chat(open_prompt(c.claim, p)) for c, p in zip(ok, passages, strict=True)]
+    pairs = lm.true_false(prompts) if ok else []
+    results = {}
+    for c, fact_hits, (t, f) in zip(ok, hits, pairs, strict=True):
+        m = round(float(t - f), 4)
+        results[id(c)] = ClaimResult(
+            c, m, "true" if m > margin else "false",
+            [{"title": h.passage.title, "passage_id": h.passage.passage_id,
+              "score": round(h.score, 4)} for h in fact_hits],
+        )  # fmt: skip
+    if correct:
+        wrong = [(c, p) for c, p in zip(ok, passages, strict=True)
+                 if results[id(c)].predicted == "false"]  # fmt: skip
+        prompts = [lm.chat(correction_prompt(c.claim, p)) for c, p in wrong]
+        for (c, _), text in zip(wrong, lm.generate(prompts, 64, ["\n"]), strict=True):
+            results[id(c)].revision = text.strip()
+    return [results.get(id(c), ClaimResult(c)) for c in claims]
+
+
+def claim_scores(results: list[ClaimResult]) -> dict:
+    """P / R / F1 for true and for false claims (claims labeled true or false; the
+    not-enough-evidence ones are counted apart), the trivial baselines, and corrections."""
+    scored = [r for r in results if r.predicted is not None and r.claim.label in ("true", "false")]
+    gold = [r.claim.label for r in scored]
+    out = {
+        "system": classification_scores(gold, [r.predicted for r in scored], ("true", "false")),
+        "always_true": classification_scores(gold, ["true"] * len(gold), ("true", "false")),
+        "always_false": classification_scores(gold, ["false"] * len(gold), ("true", "false")),
+        "not_enough_evidence": sum(1 for r in results if r.claim.label == "not_enough_evidence"),
+        "errors": sum(1 for r in results if r.claim.error),
+    }
+    fixed = [r for r in scored if r.revision is not None and r.claim.label == "false"
+             and r.claim.revised]  # fmt: skip
+    if fixed:
+        revised = [edit_similarity(r.revision, r.claim.revised) for r in fixed]
+        unrevised = [edit_similarity(r.claim.claim, r.claim.revised) for r in fixed]
+        out["correction"] = {
+            "n": len(fixed),
+            "similarity_revision": round(float(np.mean(revised)), 4),
+            "similarity_unrevised": round(float(np.mean(unrevised)), 4),
+            "closer_than_unrevised": round(
+                float(np.mean([a > b for a, b in zip(revised, unrevised, strict=True)])), 4
+            ),
+        }
+    return out
