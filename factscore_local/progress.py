@@ -19,6 +19,7 @@ class Progress:
         self.counts: dict[str, list[int]] = {}
         self.started = time.perf_counter()
         self.computed_facts = 0
+        self.rate_unit = "facts"
 
     def attach(self, bar) -> None:
         self.bar, self.counts, self.started = bar, {}, time.perf_counter()
@@ -32,6 +33,7 @@ class Progress:
         self.counts.setdefault(kind, [0, 0])[0] += n
         if computed and kind in RATED:
             self.computed_facts += n
+            self.rate_unit = LABELS[kind]
         self._show()
 
     def summary(self) -> str:
@@ -41,7 +43,7 @@ class Progress:
         ]
         seconds = time.perf_counter() - self.started
         if self.computed_facts and seconds > 0:
-            parts.append(f"{self.computed_facts / seconds:.2f} facts/s")
+            parts.append(f"{self.computed_facts / seconds:.2f} {self.rate_unit}/s")
         return ", ".join(parts)
 
     def _show(self) -> None:
