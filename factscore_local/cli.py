@@ -734,6 +734,101 @@ def report_cmd(outputs, html_out, index, categories, title) -> None:
     click.echo(f"wrote {html_out}: {len(subjects)} subject(s), {n_bios} bios, {texts}")
 
 
+@main.command("veriscore")
+@click.option(
+    "--index",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Index to retrieve each claim's evidence from (global search, no topic).",
+)
+@click.option(
+    "--input",
+    "input_file",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="JSONL with 'response' (or 'output'), optional 'question' and 'domain'.",
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="JSONL: per response its claims, evidence, verdicts and F1@K.",
+)
+@click.option("--lm", default=None, help="Embedded model name, a GGUF file or an HF directory.")
+@click.option("--k", default=5, show_default=True, help="Passages retrieved per claim.")
+@click.option(
+    "--k-claims",
+    type=float,
+    default=None,
+    help="K of F1@K; default: the median number of claims per response in each domain.",
+)
+@click.option(
+    "--ternary",
+    is_flag=True,
+    help="Supported / contradicted / inconclusive (default: supported / unsupported).",
+)
+@click.option(
+    "--cache",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="SQLite cache of model results (default: <index>/eval-cache.db).",
+)
+@click.option(
+    "--margin",
+    default=0.0,
+    show_default=True,
+    help="Binary verdicts: supported when log P(Supported) - log P(Unsupported) exceeds this.",
+)
+@click.option("--quiet", is_flag=True)
+def veriscore_cmd(index, input_file, out, lm, k, k_claims, ternary, margin, cache, quiet) -> None:
+    """VeriScore offline: verifiable claims from a sliding window, verified against passages
+    from the whole index, scored by F1@K."""
+    from tqdm import tqdm
+
+    from factscore_local.components import build_components
+    from factscore_local.config import EvalConfig
+    from factscore_local.veriscore import read_responses, score_responses, summarize_veriscore
+
+    if not (index / "manifest.json").exists():
+        _fail(f"{index} is not an index directory (no manifest.json); run build-index")
+    if k_claims is not None and k_claims <= 0:
+        _fail("--k-claims must be positive")
+    try:
+        responses = list(read_responses(input_file))
+    except FileNotFoundError as exc:
+        _fail(str(exc))
+    config = EvalConfig(index=index, lm=lm, cache=cache or index / "eval-cache.db")
+    parts = build_components(config)
+    bar = tqdm(total=len(responses), unit=" responses", desc="veriscore", disable=quiet)
+    parts.progress.attach(None if quiet else bar)
+    try:
+        mode = "ternary" if ternary else "binary"
+        rows = score_responses(
+            responses, parts.lm.get(), parts.knowledge, k, mode, k_claims, margin
+        )
+    except (FileNotFoundError, ValueError, RuntimeError) as exc:
+        _fail(str(exc))
+    finally:
+        bar.update(len(responses))
+        bar.close()
+        parts.progress.attach(None)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    summary = summarize_veriscore(rows)
+    for name, block in {"all": summary["all"], **summary["domains"]}.items():
+        if not block["responses"]:
+            continue
+        click.echo(
+            f"{name}: VeriScore (F1@K, K={block['K']:g}) {block['veriscore']:.1f}   "
+            f"claims per response {block['claims_per_response']:.1f}   supported "
+            f"{block['supported_share']:.1f}%   responses {block['responses']}"
+        )
+    if summary["errors"]:
+        click.echo(f"{summary['errors']} line(s) could not be used; see 'error' in --out")
+    if not summary["all"]["responses"]:
+        sys.exit(1)
+
+
 PAPER_FACTCHECK = {
     "stance_3_macro_f1": "RoBERTa-large-MNLI 0.512, ChatGPT zero-shot 0.483, LLaMA2 0.299",
     "stance_4_macro_f1": "ChatGPT 0.332, random 0.215",
@@ -744,26 +839,57 @@ PAPER_FACTCHECK = {
 
 
 @main.command("factcheck")
-@click.option("--index", required=True, type=click.Path(path_type=Path),
-              help="Index to retrieve claim evidence from (global search, no topic).")  # fmt: skip
-@click.option("--stance", "stance_file", type=click.Path(path_type=Path), default=None,
-              help="Subtask 3: JSONL of {claim, evidence, stance}.")  # fmt: skip
-@click.option("--claims", "claims_file", type=click.Path(path_type=Path), default=None,
-              help="Subtask 4: JSONL of {claim, label, revised_claim}.")  # fmt: skip
-@click.option("--out", required=True, type=click.Path(path_type=Path),
-              help="Folder for stance.jsonl, claims.jsonl and summary.json.")  # fmt: skip
+@click.option(
+    "--index",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Index to retrieve claim evidence from (global search, no topic).",
+)
+@click.option(
+    "--stance",
+    "stance_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Subtask 3: JSONL of {claim, evidence, stance}.",
+)
+@click.option(
+    "--claims",
+    "claims_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Subtask 4: JSONL of {claim, label, revised_claim}.",
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Folder for stance.jsonl, claims.jsonl and summary.json.",
+)
 @click.option("--lm", default=None, help="Embedded model name, a GGUF file or an HF directory.")
 @click.option("--k", default=5, show_default=True, help="Passages retrieved per claim.")
-@click.option("--margin", default=0.0, show_default=True,
-              help="A claim is true when logit(True) - logit(False) exceeds this.")  # fmt: skip
+@click.option(
+    "--margin",
+    default=0.0,
+    show_default=True,
+    help="A claim is true when logit(True) - logit(False) exceeds this.",
+)
 @click.option("--no-correction", is_flag=True, help="Skip rewriting the claims judged false.")
-@click.option("--limit", type=click.IntRange(min=1), default=None,
-              help="Only the first N lines of each file (a quick check).")  # fmt: skip
-@click.option("--cache", type=click.Path(path_type=Path), default=None,
-              help="SQLite cache of model results (default: <index>/eval-cache.db).")  # fmt: skip
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Only the first N lines of each file (a quick check).",
+)
+@click.option(
+    "--cache",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="SQLite cache of model results (default: <index>/eval-cache.db).",
+)
 @click.option("--quiet", is_flag=True)
-def factcheck_cmd(index, stance_file, claims_file, out, lm, k, margin, no_correction, limit,
-                  cache, quiet) -> None:  # fmt: skip
+def factcheck_cmd(
+    index, stance_file, claims_file, out, lm, k, margin, no_correction, limit, cache, quiet
+) -> None:
     """Factcheck-Bench offline: stance of evidence (subtask 3), claim verification with
     evidence from the whole index, and correction (subtask 4); scores against the labels."""
     from tqdm import tqdm
@@ -797,8 +923,9 @@ def factcheck_cmd(index, stance_file, claims_file, out, lm, k, margin, no_correc
                 results = run_stance(items, cached)
                 summary["stance"] = stance_scores(results)
             else:
-                results = run_claims(items, cached, parts.knowledge, k, margin,
-                                     correct=not no_correction)  # fmt: skip
+                results = run_claims(
+                    items, cached, parts.knowledge, k, margin, correct=not no_correction
+                )
                 summary["claims"] = claim_scores(results)
         except (FileNotFoundError, ValueError, RuntimeError) as exc:
             _fail(str(exc))

@@ -1,0 +1,252 @@
+"""VeriScore offline: verifiable claims extracted from a sliding window with the local LM,
+each verified against passages from the whole index (global BM25, no topic), scored by
+F1@K (``veriscore_core``).
+
+Extraction: our own instruction and demonstrations (a biography, a QA answer, and advice,
+fiction and an opinion that yield no claim); one greedy generation per sentence, cached.
+Verification: the label words' next-token logits after the claim and its passages,
+binary (Supported / Unsupported) or ternary (Supported / Contradicted / Inconclusive).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from factscore_local.sentences import split_sentences
+from factscore_local.verify_prompt import passage_block
+from factscore_local.veriscore_core import (
+    NO_CLAIM,
+    Window,
+    f1_at_k,
+    median_k,
+    paragraphs_of,
+    parse_claims,
+    unique,
+    windows,
+)
+
+EXTRACT_INSTRUCTION = (
+    "Below is a passage in which one sentence is marked with <SOS> and <EOS>. List the "
+    "verifiable claims that the marked sentence makes, one per line, each starting with "
+    '"- ". A verifiable claim states one event or state of the world that could be checked '
+    "in an encyclopedia; write each so that it stands alone: replace pronouns and vague "
+    "references with the names they stand for (from the passage or the question), and keep "
+    "the dates, places and numbers needed to check it. Opinions, advice, instructions, "
+    "stories and hypotheticals are not verifiable. Use only the marked sentence; the rest "
+    f'is context. If the marked sentence has no verifiable claim, write "{NO_CLAIM}"'
+)
+# Our own demonstrations: (window text, answer).
+EXTRACT_DEMOS = (
+    ("Marie Curie was born in Warsaw in 1867. <SOS>She moved to Paris in 1891 to study "
+     "physics and mathematics at the Sorbonne.<EOS> There she met Pierre Curie.",
+     "- Marie Curie moved to Paris in 1891.\n- Marie Curie studied physics and mathematics "
+     "at the Sorbonne."),
+    ("Question: What is the highest mountain in Africa? <SOS>The highest one is "
+     "Kilimanjaro in Tanzania, at about 5,895 metres.<EOS>",
+     "- Kilimanjaro is the highest mountain in Africa.\n- Kilimanjaro is in Tanzania.\n"
+     "- Kilimanjaro is about 5,895 metres high."),
+    ("Question: How can I sleep better? <SOS>Try to go to bed at the same time every "
+     "night and keep your phone out of the bedroom.<EOS>", NO_CLAIM),
+    ("<SOS>The old dragon circled the castle twice before it landed on the highest "
+     "tower.<EOS> The knights hid in the cellar.", NO_CLAIM),
+    ("The Rhine rises in the Swiss Alps. <SOS>It flows for about 1,230 kilometres and "
+     "reaches the North Sea in the Netherlands, and I think it is the loveliest river in "
+     "Europe.<EOS>",
+     "- The Rhine flows for about 1,230 kilometres.\n- The Rhine reaches the North Sea in "
+     "the Netherlands."),
+)  # fmt: skip
+PASSAGE_MARK = "Passage: "  # where an extraction prompt stops being shared
+
+VERIFY_INSTRUCTION = {
+    "binary": "Decide whether the passages below support the claim. Answer Supported if they "
+    "do, and Unsupported if they do not (they contradict it, or do not say).",
+    "ternary": "Decide how the passages below bear on the claim. Answer Supported if they "
+    "confirm it, Contradicted if they contradict it, and Inconclusive if they do not say.",
+}
+VERDICT_WORDS = {
+    "binary": (("supported", ("Supported", " Supported")),
+               ("unsupported", ("Unsupported", " Unsupported"))),
+    "ternary": (("supported", ("Supported", " Supported")),
+                ("contradicted", ("Contradicted", " Contradicted")),
+                ("inconclusive", ("Inconclusive", " Inconclusive"))),
+}  # fmt: skip
+CLAIM_MARK = "Claim: "
+
+
+def extraction_prompt(window_text: str) -> str:
+    demos = "\n\n".join(f"{PASSAGE_MARK}{w}\nClaims:\n{a}" for w, a in EXTRACT_DEMOS)
+    return f"{EXTRACT_INSTRUCTION}\n\n{demos}\n\n{PASSAGE_MARK}{window_text}\nClaims:\n"
+
+
+def verification_prompt(claim: str, passages: list[tuple[str, str]], mode: str) -> str:
+    context = "\n\n".join(passage_block(t, x) for t, x in passages)
+    return f"{VERIFY_INSTRUCTION[mode]}\n\n{context}\n\n{CLAIM_MARK}{claim.strip()}\nAnswer:"
+
+
+@dataclass
+class Response:
+    line: int
+    response: str = ""
+    question: str | None = None
+    domain: str = "default"
+    record: dict = field(default_factory=dict)
+    error: str = ""
+
+
+def read_responses(path: Path) -> Iterator[Response]:
+    """VeriScore's JSONL (``response``, ``question``, ``domain``) or FActScore's (``output``,
+    ``input``); a bad line becomes a Response with ``error``."""
+    if not path.is_file():
+        raise FileNotFoundError(f"input not found: {path}")
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                obj = json.loads(raw.decode("utf-8")) if raw.strip() else None
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                yield Response(number, error=f"not a JSON line ({exc})")
+                continue
+            if obj is None:
+                continue
+            if not isinstance(obj, dict):
+                yield Response(number, error="line is not a JSON object")
+                continue
+            text = obj.get("response", obj.get("output"))
+            if not isinstance(text, str):
+                yield Response(number, error="no 'response' (or 'output') text", record=obj)
+                continue
+            if not text.strip():
+                yield Response(number, error="empty response", record=obj)
+                continue
+            question = obj.get("question", obj.get("input"))
+            yield Response(
+                number,
+                text,
+                question if isinstance(question, str) and question.strip() else None,
+                str(obj.get("domain") or obj.get("prompt_source") or "default"),
+                obj,
+            )
+
+
+def extract(responses: list[Response], lm) -> list[list[tuple[Window, list[str]]]]:
+    """Per response, each sentence's window and its claims (``lm``: a ``CachedLM``)."""
+    per_response = []
+    for r in responses:
+        split = paragraphs_of(r.response, lambda t: [s.text for s in split_sentences(t)])
+        per_response.append(windows(split, r.question) if r.response.strip() else [])
+    flat = [w for ws in per_response for w in ws]
+    prompts = [lm.chat(extraction_prompt(w.text)) for w in flat]
+    outputs = iter(lm.generate(prompts, 160, ["\n\n", PASSAGE_MARK]) if prompts else [])
+    return [[(w, parse_claims(next(outputs))) for w in ws] for ws in per_response]
+
+
+def verify(claims: list[str], lm, knowledge, k: int, mode: str):
+    """Per claim: its passages (global top-k) and each verdict's probability (softmax over
+    the verdicts' label logits)."""
+    hits = [knowledge.search(c, k=k) for c in claims]
+    prompts = [
+        lm.chat(verification_prompt(c, [(h.passage.title, h.passage.text) for h in hs], mode))
+        for c, hs in zip(claims, hits, strict=True)
+    ]
+    names = [n for n, _ in VERDICT_WORDS[mode]]
+    words = [w for _, w in VERDICT_WORDS[mode]]
+    logits = np.asarray(lm.choices(prompts, words), float) if prompts else np.zeros((0, 1))
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True)) if len(prompts) else logits
+    probs = probs / probs.sum(axis=1, keepdims=True) if len(prompts) else probs
+    return hits, [dict(zip(names, map(float, row), strict=True)) for row in probs]
+
+
+def decide(verdict: dict[str, float], margin: float = 0.0) -> str:
+    """The most probable verdict; binary: supported when log P(supported) - log
+    P(unsupported) exceeds ``margin`` (the same margin as True/False verification)."""
+    if set(verdict) == {"supported", "unsupported"}:
+        gap = np.log(max(verdict["supported"], 1e-12)) - np.log(max(verdict["unsupported"], 1e-12))
+        return "supported" if gap > margin else "unsupported"
+    return max(verdict, key=verdict.__getitem__)
+
+
+def score_responses(
+    responses: list[Response],
+    lm,
+    knowledge,
+    k: int,
+    mode: str,
+    k_claims: float | None,
+    margin: float = 0.0,
+) -> list[dict]:
+    """Every response's claims, evidence, verdicts and F1@K, as VeriScore writes them."""
+    ok = [r for r in responses if not r.error]
+    extracted = extract(ok, lm)
+    all_claims = [unique([c for _, cs in pairs for c in cs]) for pairs in extracted]
+    flat = unique([c for cs in all_claims for c in cs])
+    hits, verdicts = verify(flat, lm, knowledge, k, mode)
+    by_claim = dict(zip(flat, zip(hits, verdicts, strict=True), strict=True))
+    counts: dict[str, list[int]] = {}
+    for r, cs in zip(ok, all_claims, strict=True):
+        counts.setdefault(r.domain, []).append(len(cs))
+    ks = {d: float(k_claims) for d in counts} if k_claims else median_k(counts)
+    rows = {}
+    for r, pairs, cs in zip(ok, extracted, all_claims, strict=True):
+        results, evidence = [], {}
+        for claim in cs:
+            claim_hits, verdict = by_claim[claim]
+            label = decide(verdict, margin)
+            rounded = {n: round(p, 4) for n, p in verdict.items()}
+            results.append({"claim": claim, "verification_result": label, "probabilities": rounded})
+            evidence[claim] = [
+                {"title": h.passage.title, "passage_id": h.passage.passage_id,
+                 "snippet": h.passage.clean_text[:300], "score": round(h.score, 4)}
+                for h in claim_hits
+            ]  # fmt: skip
+        supported = sum(x["verification_result"] == "supported" for x in results)
+        scores = f1_at_k(supported, len(cs), ks[r.domain])
+        rows[r.line] = {
+            "line": r.line,
+            "question": r.question,
+            "response": r.response,
+            "domain": r.domain,
+            "no_verifiable_claim": not cs,
+            "claim_list": [c for _, c in pairs],
+            "all_claim_lst": cs,
+            "claim_search_results": evidence,
+            "claim_verification_result": results,
+            "K": ks[r.domain],
+            "supported": supported,
+            **{name: round(v, 4) for name, v in scores.items()},
+        }
+    return [{"line": r.line, "error": r.error} if r.error else rows[r.line] for r in responses]
+
+
+def summarize_veriscore(rows: list[dict]) -> dict:
+    """Mean F1@K per domain and over all responses, with claim counts."""
+    ok = [r for r in rows if "error" not in r]
+    domains: dict[str, list[dict]] = {}
+    for r in ok:
+        domains.setdefault(r["domain"], []).append(r)
+
+    def block(rs: list[dict]) -> dict:
+        n = len(rs)
+        return {
+            "responses": n,
+            "veriscore": round(100 * sum(r["f1_at_k"] for r in rs) / n, 2) if n else None,
+            "claims_per_response": round(sum(len(r["all_claim_lst"]) for r in rs) / n, 2)
+            if n
+            else None,
+            "supported_share": round(
+                100
+                * sum(r["supported"] for r in rs)
+                / max(1, sum(len(r["all_claim_lst"]) for r in rs)),
+                2,
+            ),  # fmt: skip
+            "K": rs[0]["K"] if rs else None,
+        }
+
+    return {
+        "all": block(ok),
+        "domains": {d: block(rs) for d, rs in domains.items()},
+        "errors": len(rows) - len(ok),
+    }

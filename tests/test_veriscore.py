@@ -1,0 +1,137 @@
+"""VeriScore offline: the sliding window, claim parsing, F1@K arithmetic, K per domain,
+bad input per line, global retrieval without a topic, and a small real run (slow)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from factscore_local.cli import main
+from factscore_local.veriscore import decide, extraction_prompt, read_responses
+from factscore_local.veriscore_core import (
+    NO_CLAIM,
+    f1_at_k,
+    median_k,
+    paragraphs_of,
+    parse_claims,
+    unique,
+    windows,
+)
+from tests.conftest import EXCERPT, require
+
+S = [f"S{i}." for i in range(8)]
+
+
+def test_window_has_up_to_three_before_and_one_after():
+    ws = windows([S[:5]])
+    assert ws[0].text == "<SOS>S0.<EOS> S1."
+    assert ws[2].text == "S0. S1. <SOS>S2.<EOS> S3."
+    assert ws[4].text == "S1. S2. S3. <SOS>S4.<EOS>"  # 3 before, none after
+    assert [w.sentence for w in ws] == S[:5]
+
+
+def test_long_paragraph_leads_and_question_prefix():
+    ws = windows([S[:7]], question="Why?")
+    # 7 sentences > 5: the first sentence leads every window that does not already hold it.
+    assert ws[6].text == "Question: Why? S0. S3. S4. S5. <SOS>S6.<EOS>"
+    assert ws[3].text == "Question: Why? S0. S1. S2. <SOS>S3.<EOS> S4."  # already in it
+    assert windows([S[:5]])[4].text.startswith("S1.")  # 5 sentences: no lead
+    # Paragraphs are windows of their own.
+    two = windows([S[:2], S[2:4]])
+    assert two[2].text == "<SOS>S2.<EOS> S3." and two[2].paragraph == 1
+
+
+def test_paragraphs_split_on_line_breaks():
+    text = "A one. A two.\n\nB one.\nC one."
+    assert paragraphs_of(text, lambda t: t.replace(". ", ".|").split("|")) == [
+        ["A one.", "A two."], ["B one."], ["C one."]]  # fmt: skip
+
+
+def test_no_verifiable_claim_and_bullets():
+    assert parse_claims(NO_CLAIM) == []
+    assert parse_claims("no verifiable claim") == []
+    assert parse_claims("- A is B.\n* C is D.\n2) E is F.\nnot a claim") == [
+        "A is B.", "C is D.", "E is F."]  # fmt: skip
+    assert unique(["A is B.", "a  is b.", "C."]) == ["A is B.", "C."]
+    prompt = extraction_prompt("<SOS>X.<EOS>")
+    assert prompt.endswith("Passage: <SOS>X.<EOS>\nClaims:\n") and NO_CLAIM in prompt
+
+
+def test_f1_at_k_arithmetic():
+    assert f1_at_k(0, 5, 3)["f1_at_k"] == 0.0  # S = 0
+    assert f1_at_k(0, 0, 3) == {"precision": 0.0, "recall_at_k": 0.0, "f1_at_k": 0.0}
+    full = f1_at_k(4, 5, 3)  # S >= K: recall capped at 1
+    assert full["recall_at_k"] == 1.0 and full["f1_at_k"] == pytest.approx(2 * 0.8 / 1.8)
+    half = f1_at_k(2, 2, 4)  # P 1, R 0.5
+    assert half["f1_at_k"] == pytest.approx(2 / 3)
+    with pytest.raises(ValueError):
+        f1_at_k(1, 1, 0)
+
+
+def test_k_is_the_median_per_domain():
+    assert median_k({"bio": [2, 9, 4], "qa": [1, 2, 3, 10], "none": [0, 0]}) == {
+        "bio": 4.0, "qa": 2.5, "none": 1.0}  # fmt: skip
+
+
+def test_binary_decision_uses_the_margin():
+    verdict = {"supported": 0.4, "unsupported": 0.6}
+    assert decide(verdict) == "unsupported"
+    assert decide(verdict, margin=-0.5) == "supported"  # log(0.4/0.6) = -0.405
+    assert decide({"supported": 0.2, "contradicted": 0.5, "inconclusive": 0.3}) == "contradicted"
+
+
+def test_bad_lines_reported_per_line(tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join([
+        json.dumps({"question": "Q?", "response": "A.", "domain": "qa"}),
+        json.dumps({"input": "Tell me.", "output": "B.", "topic": "X"}),
+        json.dumps({"response": "   "}),
+        json.dumps({"topic": "no text"}),
+        "{bad",
+    ]), "utf-8")  # fmt: skip
+    rs = list(read_responses(path))
+    assert (rs[0].question, rs[0].domain) == ("Q?", "qa")
+    assert (rs[1].question, rs[1].response, rs[1].domain) == ("Tell me.", "B.", "default")
+    assert rs[2].error == "empty response"
+    assert "no 'response'" in rs[3].error and "not a JSON line" in rs[4].error
+
+
+@pytest.mark.slow
+def test_veriscore_runs_end_to_end_with_global_evidence(tmp_path):
+    """The small LM extracts and verifies claims of a short answer against an index of
+    real Wikipedia pages, without a topic; bad lines get their own rows."""
+    from factscore_local.model_store import SMALL_LM, installed_path
+    from index.builder import BuildOptions, build_index
+
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    index = tmp_path / "index"
+    build_index(BuildOptions(source=require(EXCERPT), out=index, dense=None, progress=False))
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join([
+        json.dumps({"question": "Who was Aristotle?", "domain": "bio",
+                    "response": "Aristotle was a Greek philosopher. He taught Alexander the "
+                                "Great."}),
+        json.dumps({"response": ""}),
+    ]) + "\n", "utf-8")  # fmt: skip
+    out = tmp_path / "out.jsonl"
+    args = ["veriscore", "--index", str(index), "--input", str(source), "--out", str(out),
+            "--lm", SMALL_LM, "--cache", str(tmp_path / "c.db"), "--quiet"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(x) for x in out.read_text("utf-8").splitlines()]
+    assert rows[1] == {"line": 2, "error": "empty response"}
+    first = rows[0]
+    assert len(first["claim_list"]) == 2  # one list per sentence
+    assert first["all_claim_lst"] and first["K"] >= 1
+    for claim in first["all_claim_lst"]:
+        evidence = first["claim_search_results"][claim]
+        assert len(evidence) == 5 and all(e["title"] and e["snippet"] for e in evidence)
+    assert any(e["title"] == "Aristotle" for c in first["all_claim_lst"]
+               for e in first["claim_search_results"][c])  # fmt: skip
+    assert {v["verification_result"] for v in first["claim_verification_result"]} <= {
+        "supported", "unsupported"}  # fmt: skip
+    assert "bio: VeriScore (F1@K" in result.output
+    assert "1 line(s) could not be used" in result.output
