@@ -433,6 +433,13 @@ ESTIMATOR_OPTIONS = [
         "into blocks by passage overlap.",
     ),
     click.option(
+        "--global-evidence",
+        is_flag=True,
+        help="Ignore the topics: each fact's evidence is its top-k passages from the whole "
+        "index (global BM25, or dense with --retrieval dense). Lines without a topic always "
+        "get this.",
+    ),
+    click.option(
         "--decompose-prompt",
         type=click.Choice(DECOMPOSE_PROMPTS),
         default=DEFAULTS["decompose_prompt"],

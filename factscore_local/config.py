@@ -67,6 +67,9 @@ class EvalConfig:
     # at most k passages the two build the same prompts.
     evidence: str = "shared"
     evidence_budget: int = 7000  # tokens of passages per shared block (chosen by measurement)
+    # Evidence from the whole index (global BM25 or dense top-k for the fact) for every line,
+    # its topic ignored; lines without a topic always get it.
+    global_evidence: bool = False
     gamma: float = DEFAULT_GAMMA
     abstain: str = "generic"  # one of ABSTAIN_RULES ("none": never abstain)
     demos: Path | None = None

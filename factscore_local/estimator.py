@@ -97,6 +97,9 @@ class Estimator:
         return f"{w.bio.source}:{w.bio.line}"
 
     def _resolve(self, w: _Work) -> bool:
+        if self.config.global_evidence or not w.bio.topic.strip():
+            w.title = ""  # evidence from the whole index
+            return True
         resolution = self.ks.resolve_title(w.bio.topic)
         if resolution.title is None:
             hint = ", ".join(resolution.suggestions)

@@ -67,4 +67,5 @@ def shared_blocks(
                 best.passages.append(p)
                 best.tokens += token_len(p)
         placed.append(best)
-    return [tuple(sorted(block.passages, key=lambda p: p.idx)) for block in placed]
+    # Page order (passages of several pages, with global evidence, grouped by page).
+    return [tuple(sorted(block.passages, key=lambda p: (p.title, p.idx))) for block in placed]

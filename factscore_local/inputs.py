@@ -59,9 +59,9 @@ def read_bios(path: Path) -> Iterator[Bio]:
                 yield Bio(number, error="line is not a JSON object", source=str(path))
                 continue
             topic, output = obj.get("topic"), obj.get("output")
-            missing = [
-                k for k, v in (("topic", topic), ("output", output)) if not isinstance(v, str)
-            ]
+            # A line without a topic is judged against the whole index.
+            missing = [k for k, v in (("topic", topic), ("output", output))
+                       if not isinstance(v, str) and not (k == "topic" and v is None)]  # fmt: skip
             if missing:
                 yield Bio(
                     number,
@@ -70,6 +70,7 @@ def read_bios(path: Path) -> Iterator[Bio]:
                     source=str(path),
                 )
                 continue
+            topic = topic or ""
             yield Bio(
                 number,
                 topic=topic,

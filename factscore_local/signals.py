@@ -1,7 +1,8 @@
 """The per-fact signals a verifier reads, computed in batches through the cached models.
 
 - ``margin``: the Retrieve→LM prompt (the topic's page searched with ``topic + fact``, top
-  ``k`` passages) or the no-context prompt, one forward pass each, label-word logits;
+  ``k`` passages; without a page, the whole index searched with the fact) or the
+  no-context prompt, one forward pass each, label-word logits;
 - ``np``: the NP scorer on the page's BM25 top ``np_k`` passages;
 - ``draw``: a uniform number seeded by (seed, topic, fact), so a random decision does not
   depend on the order of facts.
@@ -24,13 +25,14 @@ from factscore_local.verifiers import Verifier
 from factscore_local.verify_prompt import (
     STATEMENT,
     no_context_prompt,
+    open_prompt,
     passage_block,
     retrieve_lm_prompt,
 )
 
 
 class FactQuery(NamedTuple):
-    title: str  # the topic's page in the index
+    title: str  # the topic's page in the index; "": evidence from the whole index
     topic: str  # as the input names it
     atom: str
     group: str = ""  # facts of one group share blocks in the shared-evidence mode
@@ -77,13 +79,24 @@ def _margins(parts: Components, prompts: list[str]) -> np.ndarray:
 
 def no_context_margins(queries: list[FactQuery], parts: Components) -> np.ndarray:
     lm = parts.lm.get()
-    return _margins(parts, [lm.chat(no_context_prompt(q.topic, q.atom)) for q in queries])
+    return _margins(
+        parts,
+        [
+            lm.chat(no_context_prompt(q.topic, q.atom) if q.topic else open_prompt(q.atom, []))
+            for q in queries
+        ],  # fmt: skip
+    )
 
 
 def _own_passages(queries: list[FactQuery], parts: Components, k: int, method: str) -> list:
-    """Each fact's top-k hits within its page (query: topic + fact)."""
+    """Each fact's top-k hits within its page (query: topic + fact), or, for a fact without
+    a page, over the whole index (query: the fact)."""
+    ks = parts.knowledge
+    whole = ks.search_dense if method == "dense" else ks.search
     return [
-        parts.knowledge.search_page(q.title, f"{q.topic} {q.atom}", k=k, method=method)
+        ks.search_page(q.title, f"{q.topic} {q.atom}", k=k, method=method)
+        if q.title
+        else whole(q.atom, k=k)
         for q in queries
     ]
 
@@ -130,7 +143,10 @@ def retrieved_margins(
         else:
             passages = [h.passage for h in fact_hits]
         pairs = [(p.title, p.text) for p in passages]
-        prompts.append(lm.chat(retrieve_lm_prompt(q.topic, q.atom, pairs)))
+        if q.topic:
+            prompts.append(lm.chat(retrieve_lm_prompt(q.topic, q.atom, pairs)))
+        else:
+            prompts.append(lm.chat(open_prompt(q.atom, pairs)))
     block_ids = [None if b is None else tuple(p.passage_id for p in b) for b in blocks]
     return _margins(parts, prompts), evidence, block_ids
 

@@ -34,10 +34,13 @@ def no_context_prompt(topic: str, atom: str) -> str:
 
 
 OPEN_INSTRUCTION = "Decide whether the statement below is supported by the passages."
+OPEN_NO_CONTEXT = "Decide whether this statement is true."
 
 
 def open_prompt(atom: str, passages: list[tuple[str, str]]) -> str:
     """The Retrieve→LM prompt without a topic (evidence from the whole index): passages
     (title, text) best first, written best last."""
+    if not passages:  # no evidence: is the statement true?
+        return f"{OPEN_NO_CONTEXT}\n\n{STATEMENT}{atom.strip()} True or False?"
     context = "\n\n".join(passage_block(title, text) for title, text in reversed(passages))
     return f"{OPEN_INSTRUCTION}\n\n{context}\n\n{STATEMENT}{atom.strip()} True or False?"
