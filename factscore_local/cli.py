@@ -948,14 +948,22 @@ def factcheck_cmd(
 
 
 def _print_factcheck(summary: dict) -> None:
+    import itertools
+
     stance = summary.get("stance")
     if stance:
-        for key, name in (("three_labels", "3 labels"), ("four_labels", "4 labels")):
-            s = stance[key]
+        fitted = stance.get("label_bias_crossfitted") or {}
+        rows = [(stance, "")] + ([(fitted, ", label bias cross-fitted")] if fitted else [])
+        for (part, how), (key, name) in itertools.product(
+            rows, (("three_labels", "3 labels"), ("four_labels", "4 labels"))
+        ):
+            s = part[key]
             per = ", ".join(f"{label} {v['f1']:.3f}" for label, v in s["per_label"].items())
-            click.echo(f"stance, {name} ({s['n']} pairs): accuracy {s['accuracy']:.3f}, macro "
-                       f"P/R/F1 {s['macro_precision']:.3f} / {s['macro_recall']:.3f} / "
-                       f"{s['macro_f1']:.3f}; F1 per label: {per}")  # fmt: skip
+            click.echo(
+                f"stance{how}, {name} ({s['n']} pairs): accuracy {s['accuracy']:.3f}, macro "
+                f"P/R/F1 {s['macro_precision']:.3f} / {s['macro_recall']:.3f} / "
+                f"{s['macro_f1']:.3f}; F1 per label: {per}"
+            )
         click.echo(f"  paper, macro F1: 3 labels {PAPER_FACTCHECK['stance_3_macro_f1']}; "
                    f"4 labels {PAPER_FACTCHECK['stance_4_macro_f1']}")  # fmt: skip
     claims = summary.get("claims")

@@ -134,16 +134,27 @@ def run_stance(pairs: list[StancePair], lm) -> list[StanceResult]:
     return out
 
 
-def stance_scores(results: list[StanceResult]) -> dict:
+def stance_scores(results: list[StanceResult], crossfit: bool = True) -> dict:
+    """Scores of the raw decisions, and (with ``crossfit``) of decisions with a label bias
+    fitted on the other claim half."""
     scored = [r for r in results if r.predicted is not None]
     gold = [r.pair.stance for r in scored]
-    return {
+    out = {
         "four_labels": classification_scores(gold, [r.predicted for r in scored], STANCES),
         "three_labels": classification_scores(
             [TO_THREE[g] for g in gold], [r.predicted_three for r in scored], THREE_LABELS
         ),
         "errors": sum(1 for r in results if r.pair.error),
     }
+    if crossfit and len({r.pair.claim for r in scored}) > 1:
+        fitted, biases = crossfit_stance(scored)
+        out["label_bias_crossfitted"] = {
+            **stance_scores(fitted, crossfit=False),
+            "biases": biases,
+            "labels": list(STANCES),
+        }
+        del out["label_bias_crossfitted"]["errors"]
+    return out
 
 
 @dataclass
@@ -225,3 +236,60 @@ def claim_scores(results: list[ClaimResult]) -> dict:
             ),
         }
     return out
+
+
+# --- label bias, fitted on labels (cross-fitted over claim halves) -------------------------
+BIAS_GRID = np.round(np.arange(-6.0, 6.01, 0.25), 2)
+
+
+def _macro_f1(gold: np.ndarray, predicted: np.ndarray, n_labels: int) -> float:
+    scores = []
+    for label in range(n_labels):
+        tp = np.sum((predicted == label) & (gold == label))
+        fp = np.sum((predicted == label) & (gold != label))
+        fn = np.sum((predicted != label) & (gold == label))
+        scores.append(0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn))
+    return float(np.mean(scores))
+
+
+def fit_label_bias(log_probs: np.ndarray, gold: np.ndarray, rounds: int = 3) -> np.ndarray:
+    """Per-label offsets added to the log-probabilities that maximise macro-F1 (coordinate
+    search on a grid, the first label fixed at 0): a small LM's prior for some label words
+    (it rarely says "Irrelevant") is corrected from labeled pairs."""
+    n_labels = log_probs.shape[1]
+    bias = np.zeros(n_labels)
+    for _ in range(rounds):
+        for label in range(1, n_labels):
+            best, best_value = -1.0, bias[label]
+            for value in BIAS_GRID:
+                bias[label] = value
+                f1 = _macro_f1(gold, np.argmax(log_probs + bias, axis=1), n_labels)
+                if f1 > best + 1e-12:
+                    best, best_value = f1, value
+            bias[label] = best_value
+    return bias
+
+
+def crossfit_stance(results: list[StanceResult]) -> tuple[list[StanceResult], list[list[float]]]:
+    """Each claim half decided with the label bias fitted on the other half (pairs of one
+    claim stay in one half); returns the re-decided results and the two fitted biases."""
+    from factscore_local.validation import topic_half
+
+    scored = [r for r in results if r.probabilities is not None]
+    log_probs = np.log(np.asarray([[r.probabilities[s] for s in STANCES] for r in scored]) + 1e-9)
+    gold = np.asarray([STANCES.index(r.pair.stance) for r in scored])
+    halves = np.asarray([topic_half(r.pair.claim) for r in scored])
+    out: dict[int, StanceResult] = {}
+    biases = []
+    for half in (0, 1):
+        train, test = halves != half, halves == half
+        if not train.any() or not test.any():
+            continue
+        bias = fit_label_bias(log_probs[train], gold[train])
+        biases.append([round(float(b), 2) for b in bias])
+        shifted = np.exp(log_probs[test] + bias)
+        shifted /= shifted.sum(axis=1, keepdims=True)
+        for i, row in zip(np.flatnonzero(test), shifted, strict=True):
+            probs = {s: round(float(v), 4) for s, v in zip(STANCES, row, strict=True)}
+            out[int(i)] = StanceResult(scored[i].pair, probs)
+    return [out[i] for i in sorted(out)], biases

@@ -143,3 +143,40 @@ def test_factcheck_runs_end_to_end_with_a_real_lm(tmp_path):
     assert summary["claims"]["errors"] == 1
     again = CliRunner().invoke(main, args)
     assert again.exit_code == 0 and again.output == result.output
+
+
+def test_label_bias_recovers_a_label_the_model_never_says():
+    """Log-probabilities where the gold label 2 is always second best: no pair is decided
+    2 until the fitted bias lifts it; pairs of labels 0 and 1 stay right."""
+    import numpy as np
+
+    from factscore_local.factcheck import fit_label_bias
+
+    gold = np.asarray([0, 0, 1, 1, 2, 2, 2])
+    log_probs = np.log(np.asarray([
+        [0.7, 0.2, 0.1], [0.6, 0.3, 0.1], [0.2, 0.7, 0.1], [0.3, 0.6, 0.1],
+        [0.6, 0.1, 0.3], [0.5, 0.2, 0.3], [0.2, 0.55, 0.25],
+    ]))  # fmt: skip
+    assert not (np.argmax(log_probs, axis=1) == 2).any()
+    bias = fit_label_bias(log_probs, gold)
+    assert bias[0] == 0.0
+    assert (np.argmax(log_probs + bias, axis=1) == gold).all()
+
+
+def test_stance_scores_are_cross_fitted_over_claim_halves():
+    from factscore_local.factcheck import stance_scores
+    from factscore_local.validation import topic_half
+
+    claims = [f"Claim {i}." for i in range(12)]
+    assert {topic_half(c) for c in claims} == {0, 1}
+    results = [
+        StanceResult(StancePair(i, c, "e", "irrelevant" if i % 2 else "support"),
+                     {"support": 0.5, "partial support": 0.1, "refute": 0.1,
+                      "irrelevant": 0.3 if i % 2 else 0.2})
+        for i, c in enumerate(claims)
+    ]  # fmt: skip
+    out = stance_scores(results)
+    assert out["four_labels"]["per_label"]["irrelevant"]["f1"] == 0.0  # never said raw
+    fitted = out["label_bias_crossfitted"]
+    assert fitted["four_labels"]["n"] == 12 and len(fitted["biases"]) == 2
+    assert fitted["four_labels"]["accuracy"] == 1.0  # the bias fitted on one half transfers
