@@ -384,6 +384,13 @@ ESTIMATOR_OPTIONS = [
         f"{STANDIN_NP_THRESHOLDS['minilm']} (fitted on dev topics) for 'minilm'.",
     ),
     click.option(
+        "--np-stopwords",
+        type=click.Path(path_type=Path, exists=True, dir_okay=False),
+        default=None,
+        help="Token ids (one per line) a masked-LM NP scorer skips, e.g. FActScore's "
+        "roberta_stopwords.txt with npm-single; default: derived from its tokenizer.",
+    ),
+    click.option(
         "--margin",
         default=DEFAULTS["margin"],
         show_default=True,

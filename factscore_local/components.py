@@ -208,13 +208,17 @@ def _np_scorer(
 
         cached = lm.get()
         return CachedNP(CausalNPScorer(cached.lm), cache, f"causal|{cached.model_id}", progress)
-    from npm import NPScorer
+    from npm import NPScorer, load_stopword_ids
 
     if spec == "minilm":
         from index.models import minilm_path
 
         spec = str(minilm_path())
-    return CachedNP(NPScorer(spec), cache, Path(spec).name, progress)
+    stopwords = load_stopword_ids(config.np_stopwords) if config.np_stopwords else None
+    scorer_id = Path(spec).name
+    if stopwords:  # results depend on the skipped ids: they name the scorer in the cache
+        scorer_id += "|stopwords:" + key_of(sorted(stopwords))[:16]
+    return CachedNP(NPScorer(spec, stopword_ids=stopwords), cache, scorer_id, progress)
 
 
 def _decomposer(config: EvalConfig, lm: Lazy[CachedLM]):

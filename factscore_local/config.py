@@ -59,6 +59,9 @@ class EvalConfig:
     np_k: int = 3
     np_model: str | None = None  # None: DEFAULT_NP_MODEL
     np_threshold: float | None = None  # None: default_np_threshold(np_model)
+    # Token ids a masked-LM NP scorer skips (e.g. FActScore's roberta_stopwords.txt for
+    # npm-single); None: derived from its own tokenizer.
+    np_stopwords: Path | None = None
     margin: float = 0.0  # supported when logit(True) - logit(False) > margin
     passage_order: str = "page"
     # "per-fact": each fact's own top-k passages (the paper's procedure); "shared": the
@@ -107,6 +110,9 @@ class EvalConfig:
                 raise ValueError(f"{name} must be at least 1")
         if not 256 <= self.evidence_budget <= MAX_EVIDENCE_BUDGET:
             raise ValueError(f"evidence_budget must be between 256 and {MAX_EVIDENCE_BUDGET}")
+        if self.np_stopwords is not None and self.np_model_spec == "lm":
+            raise ValueError("--np-stopwords holds token ids of a masked LM; the causal 'lm' "
+                             "NP scorer skips stopwords by their words")  # fmt: skip
         if self.gamma < 0:
             raise ValueError("gamma must be 0 (no length penalty) or positive")
 

@@ -23,7 +23,7 @@ from factscore_local.cache import ResultCache, key_of
 from factscore_local.config import EvalConfig
 
 RECORD_FORMAT = 1
-PATH_FIELDS = ("index", "cache", "demos")  # EvalConfig fields that hold paths
+PATH_FIELDS = ("index", "cache", "demos", "np_stopwords")  # EvalConfig fields that hold paths
 
 
 class RecordError(ValueError):

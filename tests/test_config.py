@@ -69,3 +69,13 @@ def test_an_embedded_model_brings_its_fitted_thresholds(tmp_path):
     assert from_file.margin == 0.25 and from_file.thresholds_from == "settings file"
     other = build_config({"index": tmp_path, "lm": SMALL_LM, "verifier": "no-context-lm"})
     assert other.margin == 0.0  # fitted for the retrieved-evidence margin only
+
+
+def test_np_stopwords_only_for_a_masked_lm(tmp_path):
+    from factscore_local.config import EvalConfig
+
+    ids = tmp_path / "stop.txt"
+    ids.write_text("4\n6\n", "utf-8")
+    assert EvalConfig(index=tmp_path, np_model="minilm", np_stopwords=ids).np_stopwords == ids
+    with pytest.raises(ValueError, match="masked LM"):
+        EvalConfig(index=tmp_path, np_stopwords=ids)  # the default NP scorer is the causal LM

@@ -445,3 +445,27 @@ def test_np_threshold_defaults_per_scorer(db_index):
     assert minilm == STANDIN_NP_THRESHOLDS["minilm"]
     given = EvalConfig(index=db_index, np_threshold=0.5).thresholds.np
     assert given == 0.5
+
+
+def test_np_stopwords_file_changes_what_np_skips(db_index, tmp_path):
+    """--np-stopwords gives a masked-LM NP scorer its skipped ids (here MiniLM's ids of
+    'the' and 'is', far fewer than its derived list): NP values change, and the two runs
+    do not share cache entries."""
+    from transformers import AutoTokenizer
+
+    from index.models import minilm_path
+
+    tok = AutoTokenizer.from_pretrained(str(minilm_path()))
+    stop = tmp_path / "stop.txt"
+    stop.write_text("\n".join(str(tok.convert_tokens_to_ids(w)) for w in ("the", "is")), "utf-8")
+    source = require(LABELED)
+    common = ("--verifier", "np", "--np-model", "minilm", "--n-samples", "1", "--no-validate",
+              "--use-atomic-facts")  # fmt: skip
+    out_a, out_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert run_eval(db_index, tmp_path, source, *common, "--out", str(out_a)).exit_code == 0
+    result = run_eval(db_index, tmp_path, source, *common, "--np-stopwords", str(stop),
+                      "--out", str(out_b))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    a = [d["np"] for d in json.loads(out_a.read_text())["decisions"]]
+    b = [d["np"] for d in json.loads(out_b.read_text())["decisions"]]
+    assert len(a) == len(b) > 5 and a != b
