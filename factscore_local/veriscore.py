@@ -144,20 +144,28 @@ def extract(responses: list[Response], lm) -> list[list[tuple[Window, list[str]]
     return [[(w, parse_claims(next(outputs))) for w in ws] for ws in per_response]
 
 
-def verify(claims: list[str], lm, knowledge, k: int, mode: str):
-    """Per claim: its passages (global top-k) and each verdict's probability (softmax over
-    the verdicts' label logits)."""
-    hits = [knowledge.search(c, k=k) for c in claims]
+def verdicts(
+    claims: list[str], passages: list[list[tuple[str, str]]], lm, mode: str
+) -> list[dict[str, float]]:
+    """Each verdict's probability for each claim given its passages ((title, text) pairs):
+    a softmax over the verdicts' label logits."""
+    if not claims:
+        return []
     prompts = [
-        lm.chat(verification_prompt(c, [(h.passage.title, h.passage.text) for h in hs], mode))
-        for c, hs in zip(claims, hits, strict=True)
+        lm.chat(verification_prompt(c, ps, mode)) for c, ps in zip(claims, passages, strict=True)
     ]
     names = [n for n, _ in VERDICT_WORDS[mode]]
-    words = [w for _, w in VERDICT_WORDS[mode]]
-    logits = np.asarray(lm.choices(prompts, words), float) if prompts else np.zeros((0, 1))
-    probs = np.exp(logits - logits.max(axis=1, keepdims=True)) if len(prompts) else logits
-    probs = probs / probs.sum(axis=1, keepdims=True) if len(prompts) else probs
-    return hits, [dict(zip(names, map(float, row), strict=True)) for row in probs]
+    logits = np.asarray(lm.choices(prompts, [w for _, w in VERDICT_WORDS[mode]]), float)
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    return [dict(zip(names, map(float, row), strict=True)) for row in probs]
+
+
+def verify(claims: list[str], lm, knowledge, k: int, mode: str):
+    """Per claim: its passages (global top-k) and each verdict's probability."""
+    hits = [knowledge.search(c, k=k) for c in claims]
+    passages = [[(h.passage.title, h.passage.text) for h in hs] for hs in hits]
+    return hits, verdicts(claims, passages, lm, mode)
 
 
 def decide(verdict: dict[str, float], margin: float = 0.0) -> str:

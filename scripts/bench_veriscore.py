@@ -1,0 +1,172 @@
+"""VeriScore offline, measured (BENCHMARKS.md).
+
+    python scripts/bench_veriscore.py --index dev-index --section verdicts
+    python scripts/bench_veriscore.py --index dev-index --section claims --bios 0   # 0: all
+
+- ``verdicts``: agreement of our verification with VeriScore's labels on its own files,
+  given the same evidence text (their search results): the 9 few-shot claims (ternary,
+  human labels) and the 25 claims of the sample record (binary labels).
+- ``claims``: on FActScore's labeled dev bios of each subject, claims per sentence and per
+  response against FActScore's atomic facts (``model-atomic-facts``), the share of claims
+  and facts that hold a personal pronoun (he, she, they, ...: unresolved in a claim meant
+  to stand alone), F1@K per subject with K the median, and the speed per sentence
+  (extraction) and per claim (verification). Evidence: global BM25 over ``--index``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from factscore_local.components import build_components  # noqa: E402
+from factscore_local.config import EvalConfig  # noqa: E402
+from factscore_local.inputs import read_bios  # noqa: E402
+from factscore_local.labeled import model_facts  # noqa: E402
+from factscore_local.veriscore import (  # noqa: E402
+    Response,
+    decide,
+    extract,
+    verdicts,
+    verify,
+)
+from factscore_local.veriscore_core import f1_at_k, unique  # noqa: E402
+
+SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")
+PRONOUN = re.compile(r"\b(he|she|him|her|his|hers|they|them|their|theirs)\b", re.I)
+
+
+def log(message: str) -> None:
+    print(f"[veriscore] {message}", file=sys.stderr, flush=True)
+
+
+def search_results(text: str) -> list[tuple[str, str]]:
+    """VeriScore's 'Search result N / Title: / Content:' text as (title, content) pairs."""
+    out = []
+    for block in re.split(r"\n*Search result \d+\n", text):
+        title = re.search(r"^Title: (.*)$", block, re.M)
+        content = re.search(r"^Content: (.*)$", block, re.M)
+        if title or content:
+            out.append((title.group(1) if title else "", content.group(1) if content else ""))
+    return out
+
+
+def section_verdicts(lm, data: Path) -> dict:
+    few = [json.loads(x) for x in (data / "few_shot_examples.jsonl").read_text().splitlines()]
+    gold = [x["human_label"].strip(". ").lower() for x in few]
+    probs = verdicts([x["claim"] for x in few],
+                     [search_results(x["search_result"]) for x in few], lm, "ternary")  # fmt: skip
+    predicted = [decide(p) for p in probs]
+    sample = json.loads((data / "data_sample.jsonl").read_text().splitlines()[0])
+    rows = sample["claim_verification_result"]
+    evidence = [search_results(r["search_results"]) for r in rows]
+    probs_b = verdicts([r["claim"] for r in rows], evidence, lm, "binary")
+    predicted_b = [decide(p) for p in probs_b]
+    gold_b = [r["verification_result"] for r in rows]
+    out = {
+        "few_shot_ternary": {
+            "n": len(gold),
+            "agree": sum(a == b for a, b in zip(gold, predicted, strict=True)),
+            "pairs": list(zip(gold, predicted, strict=True)),
+        },
+        "sample_binary": {
+            "n": len(gold_b),
+            "agree": sum(a == b for a, b in zip(gold_b, predicted_b, strict=True)),
+            "gold": {g: gold_b.count(g) for g in set(gold_b)},
+            "predicted": {g: predicted_b.count(g) for g in set(predicted_b)},
+        },
+    }
+    few_agree, sample = out["few_shot_ternary"]["agree"], out["sample_binary"]
+    print(
+        f"verdicts given VeriScore's evidence: few-shot ternary {few_agree}/{len(gold)} agree; "
+        f"sample binary {sample['agree']}/{len(gold_b)} agree (gold {sample['gold']}, ours "
+        f"{sample['predicted']})"
+    )
+    return out
+
+
+def section_claims(lm, knowledge, data: Path, n_bios: int, k: int) -> dict:
+    out = {}
+    for subject in SUBJECTS:
+        bios = [b for b in read_bios(data / f"{subject}.jsonl") if b.annotations]
+        bios = bios[:n_bios] if n_bios else bios
+        responses = [Response(b.line, b.output, b.record.get("input"), subject) for b in bios]
+        start = time.perf_counter()
+        extracted = extract(responses, lm)
+        extract_s = time.perf_counter() - start
+        claims = [unique([c for _, cs in pairs for c in cs]) for pairs in extracted]
+        n_sentences = sum(len(pairs) for pairs in extracted)
+        flat = unique([c for cs in claims for c in cs])
+        start = time.perf_counter()
+        _, probs = verify(flat, lm, knowledge, k, "binary")
+        verify_s = time.perf_counter() - start
+        supported = {c for c, p in zip(flat, probs, strict=True) if decide(p) == "supported"}
+        per_response = [len(cs) for cs in claims]
+        k_median = max(1.0, float(statistics.median(per_response)))
+        f1 = [f1_at_k(sum(c in supported for c in cs), len(cs), k_median)["f1_at_k"]
+              for cs in claims]  # fmt: skip
+        facts = [[a for _, a in model_facts(b.annotations)] for b in bios]
+        n_ann_sentences = sum(len(b.annotations) for b in bios)
+        out[subject] = {
+            "bios": len(bios),
+            "sentences": n_sentences,
+            "claims_per_sentence": round(sum(per_response) / max(1, n_sentences), 2),
+            "claims_per_response": round(statistics.mean(per_response), 2),
+            "facts_per_sentence": round(sum(map(len, facts)) / max(1, n_ann_sentences), 2),
+            "facts_per_response": round(statistics.mean(map(len, facts)), 2),
+            "claims_with_pronoun": round(
+                100
+                * sum(bool(PRONOUN.search(c)) for cs in claims for c in cs)
+                / max(1, sum(per_response)),
+                1,
+            ),  # fmt: skip
+            "facts_with_pronoun": round(
+                100
+                * sum(bool(PRONOUN.search(f)) for fs in facts for f in fs)
+                / max(1, sum(map(len, facts))),
+                1,
+            ),  # fmt: skip
+            "K": k_median,
+            "veriscore": round(100 * statistics.mean(f1), 1),
+            "s_per_sentence": round(extract_s / max(1, n_sentences), 2),
+            "s_per_claim": round(verify_s / max(1, len(flat)), 2),
+        }
+        log(f"{subject}: {out[subject]}")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--index", type=Path, required=True)
+    ap.add_argument("--lm", default=None)
+    ap.add_argument("--section", choices=["verdicts", "claims"], action="append")
+    ap.add_argument("--bios", type=int, default=0, help="bios per subject (0: all)")
+    ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--cache", type=Path, default=ROOT / "bench-out" / "veriscore-cache.db")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench-out" / "veriscore.json")
+    args = ap.parse_args()
+    parts = build_components(EvalConfig(index=args.index, lm=args.lm, cache=args.cache))
+    lm = parts.lm.get()
+    shared = ROOT.parent / "shared" / "data"
+    report = {"lm": args.lm, "index": str(args.index)}
+    for section in args.section or ["verdicts", "claims"]:
+        if section == "verdicts":
+            report["verdicts"] = section_verdicts(lm, shared / "veriscore")
+        else:
+            report["claims"] = section_claims(lm, parts.knowledge,
+                                              shared / "factscore" / "labeled-dev",
+                                              args.bios, args.k)  # fmt: skip
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1) + "\n", "utf-8")
+    log(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
