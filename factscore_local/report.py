@@ -83,8 +83,8 @@ def summary_table(summaries: dict[str, dict]) -> str:
 
 def _evidence_cell(fact: FactResult) -> str:
     buttons = "".join(
-        f"<button class=ev data-p='{e.passage_id}' title='rank {e.rank}, score {e.score}'>"
-        f"{escape(e.title)} #{e.rank}</button>"
+        f"<button class=ev data-p='{e.passage_id}' title='rank {e.rank + 1}, score {e.score}'>"
+        f"{escape(e.title)} #{e.rank + 1}</button>"
         for e in fact.evidence or ()
     )
     if fact.block:

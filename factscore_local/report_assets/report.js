@@ -24,6 +24,11 @@
         row.hidden = !show;
         visible += show ? 1 : 0;
       }
+      for (const table of bio.querySelectorAll('table')) {
+        const empty = table.querySelector('tr.fact:not([hidden])') === null;
+        table.hidden = empty;
+        if (table.previousElementSibling) table.previousElementSibling.hidden = empty;
+      }
       bio.hidden = visible === 0 && !(mode === 'all' && topicHit);
       if (!bio.hidden) { nBios += 1; nFacts += visible; }
       if (q && visible && !bio.open) bio.open = true;
