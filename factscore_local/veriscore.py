@@ -78,9 +78,20 @@ VERDICT_WORDS = {
 CLAIM_MARK = "Claim: "
 
 
+def _marked(window_text: str) -> str:
+    return window_text.split("<SOS>", 1)[1].split("<EOS>", 1)[0]
+
+
 def extraction_prompt(window_text: str) -> str:
-    demos = "\n\n".join(f"{PASSAGE_MARK}{w}\nClaims:\n{a}" for w, a in EXTRACT_DEMOS)
-    return f"{EXTRACT_INSTRUCTION}\n\n{demos}\n\n{PASSAGE_MARK}{window_text}\nClaims:\n"
+    """The window, then the marked sentence repeated (small models otherwise take claims
+    from the context), then the claims."""
+    demos = "\n\n".join(
+        f"{PASSAGE_MARK}{w}\nMarked sentence: {_marked(w)}\nClaims:\n{a}" for w, a in EXTRACT_DEMOS
+    )
+    return (
+        f"{EXTRACT_INSTRUCTION}\n\n{demos}\n\n{PASSAGE_MARK}{window_text}\n"
+        f"Marked sentence: {_marked(window_text)}\nClaims:\n"
+    )
 
 
 def verification_prompt(claim: str, passages: list[tuple[str, str]], mode: str) -> str:

@@ -56,7 +56,8 @@ def test_no_verifiable_claim_and_bullets():
         "A is B.", "C is D.", "E is F."]  # fmt: skip
     assert unique(["A is B.", "a  is b.", "C."]) == ["A is B.", "C."]
     prompt = extraction_prompt("<SOS>X.<EOS>")
-    assert prompt.endswith("Passage: <SOS>X.<EOS>\nClaims:\n") and NO_CLAIM in prompt
+    assert prompt.endswith("Passage: <SOS>X.<EOS>\nMarked sentence: X.\nClaims:\n")
+    assert NO_CLAIM in prompt
 
 
 def test_f1_at_k_arithmetic():
