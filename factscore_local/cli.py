@@ -809,7 +809,7 @@ def veriscore_cmd(index, input_file, out, lm, k, k_claims, ternary, margin, cach
         _fail("--k-claims must be positive")
     try:
         responses = list(read_responses(input_file))
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
     config = EvalConfig(index=index, lm=lm, cache=cache or index / "eval-cache.db")
     parts = build_components(config)

@@ -122,16 +122,15 @@ def run_stance(pairs: list[StancePair], lm) -> list[StanceResult]:
     ok = [p for p in pairs if not p.error]
     prompts = [lm.chat(stance_prompt(p.claim, p.evidence)) for p in ok]
     prefixes = [p[: p.rindex(CLAIM_MARK)] for p in prompts]
-    logits = np.asarray(lm.choices(prompts, STANCE_WORDS, prefixes), float) if ok else None
-    probabilities = {} if logits is None else dict(zip(map(id, ok), _softmax(logits), strict=True))
-    out = []
-    for p in pairs:
-        row = probabilities.get(id(p))
-        probs = None
-        if row is not None:
-            probs = {s: round(float(v), 4) for s, v in zip(STANCES, row, strict=True)}
-        out.append(StanceResult(p, probs))
-    return out
+    probabilities = []
+    if ok:
+        logits = np.asarray(lm.choices(prompts, STANCE_WORDS, prefixes), float)
+        probabilities = [
+            {s: round(float(v), 4) for s, v in zip(STANCES, row, strict=True)}
+            for row in _softmax(logits)
+        ]
+    found = iter(probabilities)
+    return [StanceResult(p, None if p.error else next(found)) for p in pairs]
 
 
 def stance_scores(results: list[StanceResult], crossfit: bool = True) -> dict:
@@ -196,18 +195,18 @@ def run_claims(claims: list[Claim], lm, knowledge, k: int, margin: float,
     results = {}
     for c, fact_hits, (t, f) in zip(ok, hits, pairs, strict=True):
         m = round(float(t - f), 4)
-        results[id(c)] = ClaimResult(
+        results[c.line] = ClaimResult(
             c, m, "true" if m > margin else "false",
             [{"title": h.passage.title, "passage_id": h.passage.passage_id,
               "score": round(h.score, 4)} for h in fact_hits],
         )  # fmt: skip
     if correct:
         wrong = [(c, p) for c, p in zip(ok, passages, strict=True)
-                 if results[id(c)].predicted == "false"]  # fmt: skip
+                 if results[c.line].predicted == "false"]  # fmt: skip
         prompts = [lm.chat(correction_prompt(c.claim, p)) for c, p in wrong]
         for (c, _), text in zip(wrong, lm.generate(prompts, 64, ["\n"]), strict=True):
-            results[id(c)].revision = text.strip()
-    return [results.get(id(c), ClaimResult(c)) for c in claims]
+            results[c.line].revision = text.strip()
+    return [results.get(c.line, ClaimResult(c)) for c in claims]
 
 
 def claim_scores(results: list[ClaimResult]) -> dict:

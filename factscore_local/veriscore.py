@@ -10,13 +10,13 @@ binary (Supported / Unsupported) or ternary (Supported / Contradicted / Inconclu
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from factscore_local.inputs import json_objects
 from factscore_local.sentences import split_sentences
 from factscore_local.verify_prompt import passage_block
 from factscore_local.veriscore_core import (
@@ -112,35 +112,25 @@ class Response:
 def read_responses(path: Path) -> Iterator[Response]:
     """VeriScore's JSONL (``response``, ``question``, ``domain``) or FActScore's (``output``,
     ``input``); a bad line becomes a Response with ``error``."""
-    if not path.is_file():
-        raise FileNotFoundError(f"input not found: {path}")
-    with path.open("rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                obj = json.loads(raw.decode("utf-8")) if raw.strip() else None
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                yield Response(number, error=f"not a JSON line ({exc})")
-                continue
-            if obj is None:
-                continue
-            if not isinstance(obj, dict):
-                yield Response(number, error="line is not a JSON object")
-                continue
-            text = obj.get("response", obj.get("output"))
-            if not isinstance(text, str):
-                yield Response(number, error="no 'response' (or 'output') text", record=obj)
-                continue
-            if not text.strip():
-                yield Response(number, error="empty response", record=obj)
-                continue
-            question = obj.get("question", obj.get("input"))
-            yield Response(
-                number,
-                text,
-                question if isinstance(question, str) and question.strip() else None,
-                str(obj.get("domain") or obj.get("prompt_source") or "default"),
-                obj,
-            )
+    for number, obj in json_objects(path):
+        if isinstance(obj, str):
+            yield Response(number, error=f"not a JSON line: {obj}")
+            continue
+        text = obj.get("response", obj.get("output"))
+        if not isinstance(text, str):
+            yield Response(number, error="no 'response' (or 'output') text", record=obj)
+            continue
+        if not text.strip():
+            yield Response(number, error="empty response", record=obj)
+            continue
+        question = obj.get("question", obj.get("input"))
+        yield Response(
+            number,
+            text,
+            question if isinstance(question, str) and question.strip() else None,
+            str(obj.get("domain") or obj.get("prompt_source") or "default"),
+            obj,
+        )
 
 
 def extract(responses: list[Response], lm) -> list[list[tuple[Window, list[str]]]]:

