@@ -373,14 +373,16 @@ ESTIMATOR_OPTIONS = [
         "--np-model",
         default=None,
         help="NP scorer: a local masked-LM directory (e.g. npm-single), 'minilm' (the embedded "
-        f"encoder) or 'lm' (the causal LM's token probabilities); default: {DEFAULT_NP_MODEL}.",
+        "encoder), 'lm' (the causal LM's token probabilities given NP's own passages) or "
+        "'lm-joint' (the same probabilities read from the Retrieve→LM pass, on its evidence: "
+        f"no second pass); default: {DEFAULT_NP_MODEL}.",
     ),
     click.option(
         "--np-threshold",
         type=float,
         default=None,
         help=f"Supported when NP exceeds this; default: {NPM_THRESHOLD} (NPM's) for a masked "
-        f"LM, {STANDIN_NP_THRESHOLDS['lm']} for 'lm' (fitted values lie around it), "
+        f"LM, {STANDIN_NP_THRESHOLDS['lm']} for 'lm' and 'lm-joint', "
         f"{STANDIN_NP_THRESHOLDS['minilm']} (fitted on dev topics) for 'minilm'.",
     ),
     click.option(
@@ -975,7 +977,9 @@ def _print_factcheck(summary: dict) -> None:
                    f"4 labels {PAPER_FACTCHECK['stance_4_macro_f1']}")  # fmt: skip
     claims = summary.get("claims")
     if claims:
-        for key in ("system", "always_true", "always_false"):
+        for key in ("system", "margin_crossfitted", "always_true", "always_false"):
+            if key not in claims:
+                continue
             s = claims[key]
             cells = "; ".join(
                 f"{label} P/R/F1 {v['precision']:.3f} / {v['recall']:.3f} / {v['f1']:.3f}"

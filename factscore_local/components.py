@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from factscore_local.cache import ResultCache, cached_batch, key_of
-from factscore_local.config import EvalConfig
+from factscore_local.config import JOINT_NP, EvalConfig
 from factscore_local.progress import Progress
 
 T = TypeVar("T")
@@ -60,6 +60,7 @@ class CachedLM:
         self.cache = cache
         self.model_id = model_id
         self.progress = progress or Progress()
+        self._skip: set[int] | None = None  # stopword ids of the statement probability
 
     def chat(self, user: str) -> str:
         return self.lm.chat(user)
@@ -91,6 +92,33 @@ class CachedLM:
         values = self._scored("true_false", keys, prompts, prefixes, rows)
         return [tuple(v) for v in values]
 
+    def judge(
+        self, prompts: list[str], prefixes: list[str], statements: list[str]
+    ) -> list[tuple[float, float, float]]:
+        """(true logit, false logit, statement probability) per verification prompt, from
+        one forward pass: the statement probability is the mean probability of the
+        statement's content tokens as the prompt writes them after its evidence (the
+        ``lm-joint`` NP). statements[i] is the text after the prompt's last STATEMENT."""
+        from npm.causal_np import content_probability, skip_ids
+
+        if self._skip is None:
+            self._skip = skip_ids(self.lm)
+        spans = [_statement_span(p, s) for p, s in zip(prompts, statements, strict=True)]
+        span_of = dict(zip(prompts, spans, strict=True))
+
+        def rows(texts: list[str], shared: list[str] | None) -> list[list[float]]:
+            judged = self.lm.true_false_with_statement(
+                texts, shared or [""] * len(texts), [span_of[t] for t in texts]
+            )
+            return [
+                [v.true_logit, v.false_logit, content_probability(ids, lp, self._skip)]
+                for v, ids, lp in judged
+            ]
+
+        keys = [key_of("judge", self.model_id, p) for p in prompts]
+        values = self._scored("true_false", keys, prompts, prefixes, rows)
+        return [(float(t), float(f), float(p)) for t, f, p in values]
+
     def choices(
         self,
         prompts: list[str],
@@ -119,6 +147,18 @@ class CachedLM:
             self.cache, kind, keys, pairs, compute, SLICE_TRUE_FALSE, order=str,
             progress=self.progress,
         )  # fmt: skip
+
+
+def _statement_span(prompt: str, statement: str) -> tuple[int, int]:
+    """Characters of the statement in a verification prompt: from the space before it (a
+    word-initial token starts there) to its end."""
+    from factscore_local.verify_prompt import STATEMENT
+
+    start = prompt.rindex(STATEMENT) + len(STATEMENT) - 1
+    text = statement.strip()
+    if prompt[start + 1 : start + 1 + len(text)] != text:
+        raise ValueError(f"the prompt does not hold the statement {text!r} after {STATEMENT!r}")
+    return start, start + 1 + len(text)
 
 
 class CachedNP:
@@ -190,6 +230,8 @@ def _np_scorer(
     """NP's scorer: "lm" (the causal-LM stand-in with the verifier's LM), "minilm" (the
     embedded encoder with NPM's math) or a masked-LM directory (NPM's math)."""
     spec = config.np_model_spec
+    if spec == JOINT_NP:
+        raise ValueError("the lm-joint NP is read from the Retrieve→LM pass, not a scorer")
     if spec == "lm":
         from npm.causal_np import CausalNPScorer
 

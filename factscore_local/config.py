@@ -40,7 +40,11 @@ DEFAULT_NP_MODEL = "lm"
 # gold token is ~100x smaller, so it has its own default, fitted on dev topics. For the
 # causal LM, thresholds fitted on either topic half (0.31 and 0.47 for NP alone, 0.11 and
 # 0.47 in the ensemble) lie around NPM's 0.3, which is kept.
-STANDIN_NP_THRESHOLDS = {"minilm": 0.004, "lm": 0.3}
+STANDIN_NP_THRESHOLDS = {"minilm": 0.004, "lm": 0.3, "lm-joint": 0.3}
+# NP read from the Retrieve→LM pass: the probability of the fact's content tokens where the
+# verification prompt writes them after its evidence (the verifier's passages, not NP's own
+# top np_k), so the ensemble costs one pass per fact instead of two.
+JOINT_NP = "lm-joint"
 
 
 def default_np_threshold(np_model: str | None) -> float:
@@ -110,7 +114,7 @@ class EvalConfig:
                 raise ValueError(f"{name} must be at least 1")
         if not 256 <= self.evidence_budget <= MAX_EVIDENCE_BUDGET:
             raise ValueError(f"evidence_budget must be between 256 and {MAX_EVIDENCE_BUDGET}")
-        if self.np_stopwords is not None and self.np_model_spec == "lm":
+        if self.np_stopwords is not None and self.np_model_spec in ("lm", JOINT_NP):
             raise ValueError("--np-stopwords holds token ids of a masked LM; the causal 'lm' "
                              "NP scorer skips stopwords by their words")  # fmt: skip
         if self.gamma < 0:

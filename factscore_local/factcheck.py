@@ -221,6 +221,14 @@ def claim_scores(results: list[ClaimResult]) -> dict:
         "not_enough_evidence": sum(1 for r in results if r.claim.label == "not_enough_evidence"),
         "errors": sum(1 for r in results if r.claim.error),
     }
+    crossfit, margins = crossfit_claim_margin(scored)
+    if crossfit:
+        out["margin_crossfitted"] = {
+            **classification_scores(
+                gold, [crossfit[r.claim.line] for r in scored], ("true", "false")
+            ),  # fmt: skip
+            "margins": margins,
+        }
     fixed = [r for r in scored if r.revision is not None and r.claim.label == "false"
              and r.claim.revised]  # fmt: skip
     if fixed:
@@ -235,6 +243,37 @@ def claim_scores(results: list[ClaimResult]) -> dict:
             ),
         }
     return out
+
+
+def fit_claim_margin(margins: np.ndarray, is_true: np.ndarray) -> float:
+    """The margin threshold (true when above it) with the highest macro-F1 over true and
+    false claims: a small LM leans to "False" on claims its evidence does not mention."""
+    values = np.unique(margins)
+    candidates = np.concatenate([[values[0] - 1e-6], (values[1:] + values[:-1]) / 2])
+    gold = (~is_true).astype(int)  # label 0: true, 1: false
+    scores = [_macro_f1(gold, (margins <= c).astype(int), 2) for c in candidates]
+    return float(candidates[int(np.argmax(scores))])
+
+
+def crossfit_claim_margin(scored: list[ClaimResult]) -> tuple[dict[int, str], list[float]]:
+    """Each claim half decided with the margin fitted on the other half (halves by a hash
+    of the claim); returns the decisions by line and the two fitted margins."""
+    from factscore_local.validation import topic_half
+
+    margins = np.asarray([r.margin for r in scored], float)
+    is_true = np.asarray([r.claim.label == "true" for r in scored])
+    halves = np.asarray([topic_half(r.claim.claim) for r in scored])
+    decided: dict[int, str] = {}
+    fitted = []
+    for half in (0, 1):
+        train, test = halves != half, halves == half
+        if not test.any() or len(set(is_true[train])) < 2:
+            return {}, []
+        cut = fit_claim_margin(margins[train], is_true[train])
+        fitted.append(round(cut, 4))
+        for i in np.flatnonzero(test):
+            decided[scored[i].claim.line] = "true" if margins[i] > cut else "false"
+    return decided, fitted
 
 
 # --- label bias, fitted on labels (cross-fitted over claim halves) -------------------------

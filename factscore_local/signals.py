@@ -3,7 +3,9 @@
 - ``margin``: the Retrieve→LM prompt (the topic's page searched with ``topic + fact``, top
   ``k`` passages; without a page, the whole index searched with the fact) or the
   no-context prompt, one forward pass each, label-word logits;
-- ``np``: the NP scorer on the page's BM25 top ``np_k`` passages;
+- ``np``: the NP scorer on the page's BM25 top ``np_k`` passages, or, with the ``lm-joint``
+  scorer, the probability of the fact's tokens read from the Retrieve→LM pass itself (no
+  second pass over the evidence);
 - ``draw``: a uniform number seeded by (seed, topic, fact), so a random decision does not
   depend on the order of facts.
 """
@@ -18,7 +20,7 @@ import numpy as np
 
 from factscore_local.cache import key_of
 from factscore_local.components import Components
-from factscore_local.config import EvalConfig
+from factscore_local.config import JOINT_NP, EvalConfig
 from factscore_local.evidence import shared_blocks
 from factscore_local.records import Evidence
 from factscore_local.verifiers import Verifier
@@ -55,12 +57,16 @@ def compute_signals(
     values: dict[str, np.ndarray] = {}
     evidence: list[tuple[Evidence, ...] | None] = [None] * len(queries)
     blocks: list[tuple | None] = [None] * len(queries)
-    if verifier.uses_margin:
-        if verifier.margin_context == "none":
-            values["margin"] = no_context_margins(queries, parts)
-        else:
-            values["margin"], evidence, blocks = retrieved_margins(queries, parts, config)
-    if verifier.uses_np:
+    joint_np = verifier.uses_np and config.np_model_spec == JOINT_NP
+    if verifier.uses_margin and verifier.margin_context == "none":
+        values["margin"] = no_context_margins(queries, parts)
+    elif verifier.uses_margin or joint_np:
+        margins, statement_p, evidence, blocks = retrieved_margins(queries, parts, config)
+        if verifier.uses_margin:
+            values["margin"] = margins
+        if joint_np:
+            values["np"] = statement_p
+    if verifier.uses_np and not joint_np:
         values["np"] = np_values(queries, parts, config)
     if "draw" in verifier.signals:
         values["draw"] = np.asarray(
@@ -69,23 +75,24 @@ def compute_signals(
     return Signals(values, evidence, blocks)
 
 
-def _margins(parts: Components, prompts: list[str]) -> np.ndarray:
-    """logit(True) - logit(False) per prompt; the part before the statement is the shared
-    prefix, evaluated once for the prompts that have it."""
+def _judged(
+    parts: Components, prompts: list[str], atoms: list[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """logit(True) - logit(False) per prompt, and the probability of its statement's
+    content tokens, from one pass; the part before the statement is the shared prefix,
+    evaluated once for the prompts that have it."""
     prefixes = [p[: p.rindex(STATEMENT)] for p in prompts]
-    pairs = parts.lm.get().true_false(prompts, prefixes)
-    return np.asarray([t - f for t, f in pairs], float)
+    rows = parts.lm.get().judge(prompts, prefixes, atoms)
+    return np.asarray([t - f for t, f, _ in rows], float), np.asarray([p for *_, p in rows])
 
 
 def no_context_margins(queries: list[FactQuery], parts: Components) -> np.ndarray:
     lm = parts.lm.get()
-    return _margins(
-        parts,
-        [
-            lm.chat(no_context_prompt(q.topic, q.atom) if q.topic else open_prompt(q.atom, []))
-            for q in queries
-        ],  # fmt: skip
-    )
+    prompts = [
+        lm.chat(no_context_prompt(q.topic, q.atom) if q.topic else open_prompt(q.atom, []))
+        for q in queries
+    ]
+    return _judged(parts, prompts, [q.atom for q in queries])[0]
 
 
 def _own_passages(queries: list[FactQuery], parts: Components, k: int, method: str) -> list:
@@ -116,7 +123,9 @@ def _judged_on(
 
 def retrieved_margins(
     queries: list[FactQuery], parts: Components, config: EvalConfig
-) -> tuple[np.ndarray, list[tuple[Evidence, ...] | None], list[tuple | None]]:
+) -> tuple[np.ndarray, np.ndarray, list[tuple[Evidence, ...] | None], list[tuple | None]]:
+    """Margins and statement probabilities of the Retrieve→LM prompts, each fact's own
+    top-k and the block it was judged against."""
     lm = parts.lm.get()
     hits = _own_passages(queries, parts, config.k, config.retrieval)
     lengths: dict = {}
@@ -148,7 +157,8 @@ def retrieved_margins(
         else:
             prompts.append(lm.chat(open_prompt(q.atom, pairs)))
     block_ids = [None if b is None else tuple(p.passage_id for p in b) for b in blocks]
-    return _margins(parts, prompts), evidence, block_ids
+    margins, statement_p = _judged(parts, prompts, [q.atom for q in queries])
+    return margins, statement_p, evidence, block_ids
 
 
 def np_values(queries: list[FactQuery], parts: Components, config: EvalConfig) -> np.ndarray:

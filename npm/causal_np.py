@@ -31,36 +31,45 @@ def causal_context(passages: Sequence[str]) -> str:
     return f"{body}\n\n{LEAD_IN}" if body else LEAD_IN
 
 
+def skip_ids(lm) -> set[int]:
+    """Ids of stopwords and punctuation that the LM's tokenizer keeps as one token."""
+    ids: set[int] = set()
+    for form in stopword_forms(case_variants=True):
+        tokens = lm.tokenize(form)
+        if len(tokens) == 1:
+            ids.add(tokens[0])
+    return ids
+
+
+def content_probability(
+    ids: Sequence[int], logprobs: np.ndarray, skip: set[int], no_content_value: float = 0.0
+) -> float:
+    """The mean probability of the tokens that are not in ``skip``."""
+    content = [j for j, t in enumerate(ids) if t not in skip]
+    if not content:
+        return float(no_content_value)
+    return float(np.mean(np.exp(np.asarray(logprobs)[content])))
+
+
 class CausalNPScorer:
     """NP-like probability of atomic facts from a causal LM (a ``LocalLM``)."""
 
     def __init__(self, lm, no_content_value: float = 0.0) -> None:
         self.lm = lm
         self.no_content_value = float(no_content_value)
-        self.skip_ids = self._skip_ids()
-
-    def _skip_ids(self) -> set[int]:
-        """Ids of stopwords and punctuation that the LM's tokenizer keeps as one token."""
-        ids: set[int] = set()
-        for form in stopword_forms(case_variants=True):
-            tokens = self.lm.tokenize(form)
-            if len(tokens) == 1:
-                ids.add(tokens[0])
-        return ids
+        self.skip_ids = skip_ids(lm)
 
     def probabilities(self, items: Sequence[tuple[str, Sequence[str]]]) -> list[float]:
         """items: (atom, passages) -> the mean content-token probability of each atom."""
-        pairs, content = [], []
+        pairs = []
         for atom, passages in items:
             context = self.lm.prompt_ids(causal_context(passages))
-            fact = self.lm.tokenize(" " + atom.strip())
-            pairs.append((context, fact))
-            content.append([j for j, t in enumerate(fact) if t not in self.skip_ids])
-        todo = [i for i, c in enumerate(content) if c]
+            pairs.append((context, self.lm.tokenize(" " + atom.strip())))
+        todo = [i for i, (_, fact) in enumerate(pairs) if set(fact) - self.skip_ids]
         logprobs = self.lm.token_logprobs([pairs[i] for i in todo]) if todo else []
         out = [self.no_content_value] * len(items)
         for i, lp in zip(todo, logprobs, strict=True):
-            out[i] = float(np.mean(np.exp(lp[content[i]])))
+            out[i] = content_probability(pairs[i][1], lp, self.skip_ids, self.no_content_value)
         return out
 
     def probability(self, atom: str, passages: Sequence[str]) -> float:

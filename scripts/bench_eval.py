@@ -224,6 +224,7 @@ class Bench:
     out: dict = dataclasses.field(default_factory=dict)
     prompts: list[str] = dataclasses.field(default_factory=list)  # ours, as verified
     prefixes: list[str] = dataclasses.field(default_factory=list)  # their shared parts
+    spans: list = dataclasses.field(default_factory=list)  # their statements' characters
     encoded: list[list[int]] = dataclasses.field(default_factory=list)
     scores: list = dataclasses.field(default_factory=list)  # ours, TrueFalse per fact
     noreuse_times: list[float] = dataclasses.field(default_factory=list)
@@ -283,28 +284,30 @@ def section_ours(b: Bench) -> None:
     raw, m = b.raw, len(b.items)
     raw.stats = LMStats()
     reset_state(raw)
-    captured: dict = {"lm_s": 0.0, "prompts": [], "prefixes": [], "scores": []}
-    inner_true_false = raw.true_false
+    captured: dict = {"lm_s": 0.0, "prompts": [], "prefixes": [], "spans": [], "scores": []}
+    inner_judge = raw.true_false_with_statement
 
-    def timed_true_false(prompts, prefixes=None):
+    def timed_judge(prompts, prefixes, spans):
         start = time.perf_counter()
-        result = inner_true_false(prompts, prefixes)
+        result = inner_judge(prompts, prefixes, spans)
         captured["lm_s"] += time.perf_counter() - start
         captured["prompts"].extend(prompts)
-        captured["prefixes"].extend(prefixes or [""] * len(prompts))
-        captured["scores"].extend(result)
+        captured["prefixes"].extend(prefixes)
+        captured["spans"].extend(spans)
+        captured["scores"].extend(verdict for verdict, _, _ in result)
         return result
 
-    raw.true_false = timed_true_false
+    raw.true_false_with_statement = timed_judge
     log(f"verifying {m} facts (ours)")
     try:
         t0 = time.perf_counter()
         decisions = est.verify(b.items)
         secs = time.perf_counter() - t0
     finally:
-        raw.true_false = inner_true_false
+        raw.true_false_with_statement = inner_judge
     st, lm_s = raw.stats, captured["lm_s"]
     b.prompts, b.prefixes, b.scores = captured["prompts"], captured["prefixes"], captured["scores"]
+    b.spans = captured["spans"]
     b.encoded = [raw.prompt_ids(p) for p in b.prompts]
     b.out["ours"] = emit(
         {
@@ -394,7 +397,11 @@ def section_reference(b: Bench, ref_n: int, ignore_eos: bool) -> None:
     reset_state(raw)
     raw.stats = LMStats()
     start = time.perf_counter()
-    raw.true_false([b.prompts[i] for i in ref_idx], [b.prefixes[i] for i in ref_idx])
+    raw.true_false_with_statement(
+        [b.prompts[i] for i in ref_idx],
+        [b.prefixes[i] for i in ref_idx],
+        [b.spans[i] for i in ref_idx],
+    )
     ours_sub_s = time.perf_counter() - start
     log(f"reference procedure on {ref_n} facts (up to {REF_MAX_NEW_TOKENS} new tokens each)")
     ours_per = b.out["ours"]["seconds"] / m

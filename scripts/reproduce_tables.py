@@ -600,7 +600,7 @@ def section_np_standins(report: dict, run: Runner, args) -> None:
     scorers = {
         scorer: run.rows(f"retrieve-lm+np ({scorer})", np_bios, verifier="retrieve-lm+np",
                          np_model=scorer)
-        for scorer in ("minilm", "lm")
+        for scorer in args.np_scorers
     }  # fmt: skip
     assert all(r.topic in keep for rows in scorers.values() for r in rows)
     table: list = []
@@ -616,8 +616,9 @@ def section_np_standins(report: dict, run: Runner, args) -> None:
         }
         for scorer, rows in scorers.items()
     }
-    print(f"## NP stand-ins ({args.np_topics} dev topics, half from each topic half)\n\n"
-          + md_results(table))  # fmt: skip
+    report["np_topics_used"] = sorted(keep)
+    print(f"## NP stand-ins ({args.np_topics} dev topics, half from each topic half: "
+          f"{', '.join(sorted(keep))})\n\n" + md_results(table))  # fmt: skip
     print("\nAUC of NP: " + ", ".join(
         f"{k} {v['auc_np']}" for k, v in report["np_standins"].items()) + "\n")  # fmt: skip
 
@@ -729,6 +730,8 @@ def parse_args() -> argparse.Namespace:
                     help="human facts per bio run in both modes")  # fmt: skip
     ap.add_argument("--np-model", default=DEFAULT_NP_MODEL, help="NP scorer of the main tables")
     ap.add_argument("--np-topics", type=int, default=4)
+    ap.add_argument("--np-scorers", default="minilm,lm,lm-joint",
+                    help="NP scorers the np-lm section compares")  # fmt: skip
     ap.add_argument("--own-topics", type=int, default=3)
     ap.add_argument("--ablation-topics", type=int, default=3)
     ap.add_argument("--objective", choices=["er", "f1"], default="er")
@@ -739,6 +742,7 @@ def parse_args() -> argparse.Namespace:
     )
     args = ap.parse_args()
     args.skip = set(filter(None, args.skip.split(",")))
+    args.np_scorers = list(filter(None, args.np_scorers.split(",")))
     return args
 
 

@@ -180,3 +180,30 @@ def test_stance_scores_are_cross_fitted_over_claim_halves():
     fitted = out["label_bias_crossfitted"]
     assert fitted["four_labels"]["n"] == 12 and len(fitted["biases"]) == 2
     assert fitted["four_labels"]["accuracy"] == 1.0  # the bias fitted on one half transfers
+
+
+def test_claim_margin_is_fitted_and_cross_fitted_over_claim_halves():
+    """True claims all score above -2 and false ones below it, but margin 0 calls most
+    true claims false: the fitted threshold separates them, on each half from the other."""
+    import numpy as np
+
+    from factscore_local.factcheck import ClaimResult, claim_scores, fit_claim_margin
+    from factscore_local.factcheck_data import Claim
+    from factscore_local.validation import topic_half
+
+    margins = np.asarray([-1.5, -1.0, 0.5, -3.0, -2.5])
+    is_true = np.asarray([True, True, True, False, False])
+    cut = fit_claim_margin(margins, is_true)
+    assert -2.5 <= cut < -1.5
+    texts = [f"Claim number {i}." for i in range(16)]
+    assert {topic_half(t) for t in texts} == {0, 1}
+    results = [
+        ClaimResult(Claim(i, t, "true" if i % 2 else "false"),
+                    -1.0 if i % 2 else -3.0, "false")
+        for i, t in enumerate(texts)
+    ]  # fmt: skip
+    out = claim_scores(results)
+    assert out["system"]["per_label"]["true"]["recall"] == 0.0
+    fitted = out["margin_crossfitted"]
+    assert fitted["accuracy"] == 1.0 and len(fitted["margins"]) == 2
+    assert all(-3.0 < m < -1.0 for m in fitted["margins"])

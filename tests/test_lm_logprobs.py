@@ -79,3 +79,58 @@ def test_true_false_does_not_depend_on_neighbours(small_lm):
         small_lm.forget()  # as a fresh process would start
         alone.append(small_lm.true_false([prompt], [prefix])[0].margin)
     assert batch == backwards == alone
+
+
+def test_judging_reads_the_statement_tokens_from_the_same_pass(small_lm):
+    """One pass gives the label logits and the statement's own token log-probabilities
+    (the lm-joint NP): the statement's ids as the prompt holds them, log-probabilities that
+    match a teacher-forced pass, and values that do not depend on the other prompts."""
+    from factscore_local.components import _statement_span
+    from npm.causal_np import content_probability, skip_ids
+
+    statements = ["Marie Curie was born in Warsaw.", "Marie Curie was born in Lisbon."]
+    prompts = [
+        small_lm.chat(f"Is the statement supported?\n\n{PASSAGE}\n\nStatement: {s} True or False?")
+        for s in statements
+    ]
+    prefixes = [p[: p.rindex("Statement: ")] for p in prompts]
+    spans = [_statement_span(p, s) for p, s in zip(prompts, statements, strict=True)]
+    batch = small_lm.true_false_with_statement(prompts, prefixes, spans)
+    skip = skip_ids(small_lm)
+    probability = []
+    for (_, ids, logprobs), prompt, statement in zip(batch, prompts, statements, strict=True):
+        assert ids == small_lm.tokenize(" " + statement)
+        assert logprobs.shape == (len(ids),) and np.all(logprobs <= 0)
+        whole = small_lm.prompt_ids(prompt)
+        start = next(i for i in range(len(whole)) if whole[i : i + len(ids)] == ids)
+        (forced,) = small_lm.token_logprobs([(whole[:start], ids)])
+        np.testing.assert_allclose(logprobs, forced, atol=0.15)
+        probability.append(content_probability(ids, logprobs, skip))
+    assert probability[0] > probability[1]  # Warsaw is in the passage, Lisbon is not
+    for i in range(2):
+        small_lm.forget()
+        ((verdict, _, logprobs),) = small_lm.true_false_with_statement(
+            [prompts[i]], [prefixes[i]], [spans[i]]
+        )
+        assert verdict == batch[i][0]
+        np.testing.assert_array_equal(logprobs, batch[i][2])
+
+
+def test_transformers_backend_judges_like_llama_cpp(small_lm):
+    """The same GGUF through transformers (dequantized to float32): the statement is found
+    in its tokens and the margin and statement log-probabilities agree with llama.cpp's up
+    to quantized arithmetic."""
+    from factscore_local.components import _statement_span
+
+    hf = load_lm(SMALL_LM, backend="transformers", threads=2)
+    statement = "Marie Curie was born in Warsaw."
+    prompt = small_lm.chat(
+        f"Is it supported?\n\n{PASSAGE}\n\nStatement: {statement} True or False?"
+    )
+    prefix = prompt[: prompt.rindex("Statement: ")]
+    span = _statement_span(prompt, statement)
+    ((ours, ids, logprobs),) = small_lm.true_false_with_statement([prompt], [prefix], [span])
+    ((theirs, hf_ids, hf_logprobs),) = hf.true_false_with_statement([prompt], [prefix], [span])
+    assert hf_ids == ids
+    assert theirs.margin == pytest.approx(ours.margin, abs=0.5)
+    np.testing.assert_allclose(hf_logprobs, logprobs, atol=0.5)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from factscore_local.components import _statement_span
 from factscore_local.config import EvalConfig
 from factscore_local.estimator import Estimator
 from factscore_local.evidence import shared_blocks
@@ -92,18 +93,18 @@ def test_shared_block_is_evaluated_once_and_decides_as_a_fresh_prompt(db_index, 
     estimator = Estimator(config)
     raw = estimator.lm().lm
     captured: list[str] = []
-    inner = raw.true_false
+    inner = raw.true_false_with_statement
 
-    def spy(prompts, prefixes=None):
+    def spy(prompts, prefixes, spans):
         captured.extend(prompts)
-        return inner(prompts, prefixes)
+        return inner(prompts, prefixes, spans)
 
-    raw.true_false = spy
+    raw.true_false_with_statement = spy
     before = (raw.stats.prompt_tokens, raw.stats.evaluated_tokens)
     try:
         results = estimator.verify([(bio.topic, bio.topic, a) for a in atoms])
     finally:
-        raw.true_false = inner
+        raw.true_false_with_statement = inner
     blocks = {r.block for r in results}
     assert len(blocks) == 1
     for r in results:
@@ -122,7 +123,9 @@ def test_shared_block_is_evaluated_once_and_decides_as_a_fresh_prompt(db_index, 
         # A fresh evaluation of the same prompt alone gives exactly the same margin.
         raw.forget()
         raw.llm.reset()
-        (alone,) = raw.true_false([prompt], [prefix])
+        ((alone, _, _),) = raw.true_false_with_statement(
+            [prompt], [prefix], [_statement_span(prompt, r.atom)]
+        )
         assert alone.margin == pytest.approx(r.margin, abs=1e-4)
         # One full forward pass (no prefix split) agrees up to llama.cpp's batching noise.
         raw.llm.reset()

@@ -53,6 +53,15 @@ def common_prefix(a: list[int], b: list[int]) -> int:
     return i
 
 
+def _find(ids: list[int], part: list[int], start: int) -> int:
+    """The first index >= start where ``part`` occurs in ``ids``, or -1."""
+    n = len(part)
+    for i in range(start, len(ids) - n + 1):
+        if ids[i : i + n] == part:
+            return i
+    return -1
+
+
 def render_chat(template: str | None, user: str, bos: str = "", eos: str = "") -> str:
     """A user turn plus the assistant's opening, with the model's own chat template."""
     if not template:
@@ -119,10 +128,13 @@ class LocalLM(ABC):
         """Greedy continuations, cut at the first stop string."""
 
     @abstractmethod
-    def _tail_logits(self, ids: list[int], reuse: int, n: int) -> np.ndarray:
-        """Logits (n, vocab) after each of the last ``n`` positions of ``ids``. The backend's
-        cache holds a prefix of length >= ``reuse`` (<= len(ids) - n) from the previous call,
-        which it may keep; everything after it is evaluated."""
+    def _tail_logits(
+        self, ids: list[int], reuse: int, n: int, keep: Sequence[int] | None = None
+    ) -> np.ndarray:
+        """Logits (n, vocab) after each of the last ``n`` positions of ``ids`` (only rows
+        ``keep`` of them, when given), evaluated as one batch. The backend's cache holds a
+        prefix of length >= ``reuse`` (<= len(ids) - n) from the previous call, which it may
+        keep; everything after it is evaluated."""
 
     def _next_token_logits(self, ids: list[int], reuse: int) -> np.ndarray:
         """Logits after ``ids`` (the next token's)."""
@@ -136,16 +148,19 @@ class LocalLM(ABC):
         """After anything else used the backend's cache (generation, a reset)."""
         self._prefix = None
 
-    def _canonical_logits(self, ids: list[int], cut: int, n: int) -> np.ndarray:
-        """Logits after the last n positions of ids: ids[:cut] evaluated from an empty cache
-        (unless the cache holds exactly that, evaluated so), then ids[cut:]."""
+    def _canonical_logits(
+        self, ids: list[int], cut: int, n: int, keep: Sequence[int] | None = None
+    ) -> np.ndarray:
+        """Logits after the last n positions of ids (rows ``keep`` of them, when given):
+        ids[:cut] evaluated from an empty cache (unless the cache holds exactly that,
+        evaluated so), then ids[cut:]."""
         cut = max(0, min(cut, len(ids) - n))
         evaluated = len(ids) - cut
         if cut and not (self._prefix == ids[:cut] and self._holds(cut)):
             self._tail_logits(ids[:cut], 0, 1)
             self._prefix = ids[:cut]
             evaluated += cut
-        logits = self._tail_logits(ids, cut, n)
+        logits = self._tail_logits(ids, cut, n, keep)
         if not cut:
             self._prefix = None  # evaluated in one go with the rest: not a reusable prefix
         self.stats.prompt_tokens += len(ids)
@@ -198,6 +213,58 @@ class LocalLM(ABC):
             self.stats.prompts += 1
             out[i] = [max(logits[t] for t in ids) for ids in label_ids]
         return out
+
+    def true_false_with_statement(
+        self, prompts: list[str], prefixes: list[str], spans: list[tuple[int, int]]
+    ) -> list[tuple[TrueFalse, list[int], np.ndarray]]:
+        """``true_false`` plus, from the same forward pass, log P(token | everything before
+        it) for each token of the statement that prompt i holds at characters spans[i].
+        Returns (label logits, the statement's token ids, their log-probabilities); the
+        last two are empty when the statement's tokens cannot be told apart (a tokenizer
+        that merges them with their neighbours, a prompt cut to fit the context).
+
+        Everything after the shared prefix is evaluated as one batch with logits at every
+        position, so the label logits do not depend on where the statement starts."""
+        true_ids, false_ids = self.label_ids()
+        encoded = [self.prompt_ids(p) for p in prompts]
+        prefix_ids = {p: self.prompt_ids(p) for p in dict.fromkeys(prefixes)}
+        cuts = [common_prefix(prefix_ids[x], ids) for x, ids in zip(prefixes, encoded, strict=True)]
+        out: list = [None] * len(prompts)
+        for i in sorted(range(len(prompts)), key=lambda i: encoded[i]):
+            ids, cut = encoded[i], cuts[i]
+            a, b = self._token_span(prompts[i], ids, spans[i])
+            found = b > a > cut
+            # Without a shared prefix, logits start at the statement (not at token 0).
+            first = cut if cut > 0 else (a - 1 if found else len(ids) - 1)
+            n = len(ids) - first
+            keep = (list(range(a - 1 - first, b - 1 - first)) if found else []) + [n - 1]
+            logits = np.asarray(self._canonical_logits(ids, first, n, keep), dtype=np.float64)
+            self.stats.prompts += 1
+            last = logits[-1]
+            verdict = TrueFalse(float(max(last[t] for t in true_ids)),
+                                float(max(last[t] for t in false_ids)))  # fmt: skip
+            if not found:
+                self.stats.extra["statement_not_found"] = (
+                    self.stats.extra.get("statement_not_found", 0) + 1
+                )
+                out[i] = (verdict, [], np.zeros(0))
+                continue
+            rows, gold = logits[:-1], ids[a:b]
+            top = rows.max(axis=1, keepdims=True)
+            log_norm = top[:, 0] + np.log(np.exp(rows - top).sum(axis=1))
+            out[i] = (verdict, gold, rows[np.arange(len(gold)), gold] - log_norm)
+        return out
+
+    def _token_span(self, prompt: str, ids: list[int], span: tuple[int, int]) -> tuple[int, int]:
+        """Token positions [a, b) of prompt[span[0]:span[1]] in ids, when the prompt's
+        tokens up to each end are those of the prompt cut there; else (0, 0)."""
+        bounds = []
+        for char in span:
+            head = self.prompt_ids(prompt[:char])
+            if ids[: len(head)] != head:
+                return 0, 0
+            bounds.append(len(head))
+        return bounds[0], bounds[1]
 
     def token_logprobs(self, pairs: list[tuple[list[int], list[int]]]) -> list[np.ndarray]:
         """For (context ids, continuation ids) pairs: log P(continuation[j] | context,

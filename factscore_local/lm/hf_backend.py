@@ -76,7 +76,7 @@ class HFCausalLM(LocalLM):
     def _holds(self, n: int) -> bool:
         return self._cache is not None and self._cached_len >= n
 
-    def _tail_logits(self, ids: list[int], reuse: int, n: int):
+    def _tail_logits(self, ids: list[int], reuse: int, n: int, keep=None):
         from transformers import DynamicCache
 
         torch = self.torch
@@ -95,4 +95,7 @@ class HFCausalLM(LocalLM):
             )
         self._cache = out.past_key_values
         self._cached_len = len(ids)
-        return out.logits[0, -n:].float().numpy()
+        logits = out.logits[0, -n:]
+        if keep is not None:
+            logits = logits[list(keep)]
+        return logits.float().numpy()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -73,7 +74,9 @@ class LlamaCppLM(LocalLM):
     def _holds(self, n: int) -> bool:
         return self.llm.n_tokens >= n
 
-    def _tail_logits(self, ids: list[int], reuse: int, n: int) -> np.ndarray:
+    def _tail_logits(
+        self, ids: list[int], reuse: int, n: int, keep: Sequence[int] | None = None
+    ) -> np.ndarray:
         llm = self.llm
         # Only what differs from the cached prefix is evaluated; eval() drops the rest.
         cached = llm.n_tokens
@@ -88,6 +91,7 @@ class LlamaCppLM(LocalLM):
         llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
         rows = []
         vocab = llm.n_vocab()
+        wanted = set(range(n) if keep is None else keep)
         for start in range(0, n, llm.n_batch):
             part = tail[start : start + llm.n_batch]
             past = llm.n_tokens
@@ -96,6 +100,8 @@ class LlamaCppLM(LocalLM):
             llm.input_ids[past : past + len(part)] = part
             llm.n_tokens += len(part)
             for j in range(len(part)):
+                if start + j not in wanted:
+                    continue
                 pointer = self._lib.llama_get_logits_ith(llm._ctx.ctx, j)
                 rows.append(np.ctypeslib.as_array(pointer, shape=(vocab,)).copy())
         return np.stack(rows)
