@@ -58,11 +58,12 @@ def compute_signals(
     evidence: list[tuple[Evidence, ...] | None] = [None] * len(queries)
     blocks: list[tuple | None] = [None] * len(queries)
     joint_np = verifier.uses_np and config.np_model_spec == JOINT_NP
-    if verifier.uses_margin and verifier.margin_context == "none":
+    retrieved_margin = verifier.uses_margin and verifier.margin_context != "none"
+    if verifier.uses_margin and not retrieved_margin:
         values["margin"] = no_context_margins(queries, parts)
-    elif verifier.uses_margin or joint_np:
+    if retrieved_margin or joint_np:
         margins, statement_p, evidence, blocks = retrieved_margins(queries, parts, config)
-        if verifier.uses_margin:
+        if retrieved_margin:
             values["margin"] = margins
         if joint_np:
             values["np"] = statement_p

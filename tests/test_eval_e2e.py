@@ -143,3 +143,45 @@ def test_small_model_defaults_score_above_zero(db_index, tmp_path):
     assert "fitted defaults" in summary["thresholds"]["from"]
     text = CliRunner().invoke(main, args)
     assert "thresholds: margin >" in text.stdout and "fitted defaults" in text.stdout
+
+
+def test_joint_np_comes_from_the_verification_pass(db_index, tmp_path):
+    """--np-model lm-joint: the ensemble's NP is read from the Retrieve→LM pass (one prompt
+    per fact, no NP prompts), the np verifier alone gets the same values, and a value is
+    the statement probability of the fact's own prompt evaluated alone."""
+    from factscore_local.components import _statement_span
+    from npm.causal_np import content_probability, skip_ids
+
+    bio = next(iter(read_bios(require(CHATGPT))))
+    atoms = [f["text"] for s in bio.annotations for f in s.get("model-atomic-facts") or []][:6]
+    items = [(bio.topic, bio.topic, a) for a in atoms]
+    common = {"index": db_index, "lm": need(SMALL_LM), "np_model": "lm-joint"}
+    config = EvalConfig(verifier="retrieve-lm+np", cache=tmp_path / "a.db", **common)
+    estimator = Estimator(config)
+    raw = estimator.lm().lm
+    captured: list[str] = []
+    inner = raw.true_false_with_statement
+
+    def spy(prompts, prefixes, spans):
+        captured.extend(prompts)
+        return inner(prompts, prefixes, spans)
+
+    raw.true_false_with_statement = spy
+    before = raw.stats.prompts
+    try:
+        decisions = estimator.verify(items)
+    finally:
+        raw.true_false_with_statement = inner
+    assert raw.stats.prompts - before == len(atoms)  # one pass per fact, nothing else
+    for d in decisions:
+        assert 0.0 <= d.np <= 1.0
+        assert d.is_supported == (d.margin > config.margin and d.np > config.thresholds.np)
+    alone = Estimator(EvalConfig(verifier="np", cache=tmp_path / "b.db", **common))
+    assert [d.np for d in alone.verify(items)] == [d.np for d in decisions]
+    d = decisions[0]
+    (prompt,) = [p for p in captured if f"Statement: {d.atom} True or False?" in p]
+    raw.forget()
+    ((_, ids, logprobs),) = raw.true_false_with_statement(
+        [prompt], [prompt[: prompt.rindex("Statement: ")]], [_statement_span(prompt, d.atom)]
+    )
+    assert round(content_probability(ids, logprobs, skip_ids(raw)), 4) == d.np
