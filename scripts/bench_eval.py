@@ -483,15 +483,16 @@ def section_reference(b: Bench, ref_n: int, ignore_eos: bool) -> None:
 
 
 def section_np(b: Bench) -> None:
-    """Each NP scorer alone: the default (the causal LM, sharing the loaded weights) and
-    the MiniLM encoder with NPM's math."""
+    """Each NP scorer with a pass of its own: the causal LM on NP's passages (sharing the
+    loaded weights) and the MiniLM encoder with NPM's math. The default, lm-joint, has no
+    pass of its own: it is read from the verification pass."""
     from factscore_local.config import DEFAULT_NP_MODEL, default_np_threshold
     from factscore_local.signals import FactQuery, np_values
 
     m = len(b.items)
     queries = [FactQuery(*item) for item in b.items]
     b.out["np"] = {}
-    for np_model in dict.fromkeys((DEFAULT_NP_MODEL, "lm", "minilm")):
+    for np_model in ("lm", "minilm"):
         threshold = default_np_threshold(np_model)
         est = b.estimator(verifier="np", np_model=np_model, np_threshold=threshold)
         t0 = time.perf_counter()

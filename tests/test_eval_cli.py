@@ -436,10 +436,10 @@ def test_np_threshold_defaults_per_scorer(db_index):
     )
 
     assert default_np_threshold("some/npm-single") == NPM_THRESHOLD == 0.3
-    assert default_np_threshold(None) == STANDIN_NP_THRESHOLDS["lm"]  # "lm" is the default
+    assert default_np_threshold(None) == STANDIN_NP_THRESHOLDS["lm-joint"]  # the default
     assert default_np_threshold("minilm") == STANDIN_NP_THRESHOLDS["minilm"] < 0.01
     config = EvalConfig(index=db_index)
-    assert config.thresholds.np == STANDIN_NP_THRESHOLDS["lm"]
+    assert config.thresholds.np == STANDIN_NP_THRESHOLDS["lm-joint"]
     assert config.np_threshold is None  # resolved, never written back
     minilm = EvalConfig(index=db_index, np_model="minilm").thresholds.np
     assert minilm == STANDIN_NP_THRESHOLDS["minilm"]

@@ -92,19 +92,19 @@ def test_eval_pipeline_with_decomposition(db_index, tmp_path):
 
 
 def test_default_np_separates_supported_facts(db_index, tmp_path):
-    """The default NP scorer (the causal LM's token probabilities given the passages) puts
+    """The default NP scorer (the causal LM's token probabilities in the verification pass) puts
     the humans' supported facts above their not-supported ones on a real bio, and the
     ensemble accepts a fact only where both the margin and NP do."""
     from factscore_local.config import DEFAULT_NP_MODEL, STANDIN_NP_THRESHOLDS
 
-    assert DEFAULT_NP_MODEL == "lm"
+    assert DEFAULT_NP_MODEL == "lm-joint"
     bio = next(iter(read_bios(require(CHATGPT))))
     labels = {t: lab for t, lab in human_labels(bio).items() if lab in ("S", "NS")}
     config = EvalConfig(
         index=db_index, lm=need(DEFAULT_LM), verifier="retrieve-lm+np", cache=tmp_path / "c.db"
     )
     estimator = Estimator(config)
-    assert config.thresholds.np == STANDIN_NP_THRESHOLDS["lm"]
+    assert config.thresholds.np == STANDIN_NP_THRESHOLDS["lm-joint"]
     items = [(bio.topic, bio.topic, atom) for atom in labels]
     decisions = estimator.verify(items)
     np_by_label: dict[str, list[float]] = {"S": [], "NS": []}
