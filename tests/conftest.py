@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import bz2
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -59,3 +61,20 @@ def db_index(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("db-index")
     build_index(BuildOptions(source=require(DEV_DB), out=out, dense=None, progress=False))
     return out
+
+
+@contextmanager
+def judged_prompts(raw) -> Iterator[list[str]]:
+    """The verification prompts a loaded LM judges while the block runs."""
+    captured: list[str] = []
+    inner = raw.true_false_with_statement
+
+    def spy(prompts, prefixes, spans):
+        captured.extend(prompts)
+        return inner(prompts, prefixes, spans)
+
+    raw.true_false_with_statement = spy
+    try:
+        yield captured
+    finally:
+        raw.true_false_with_statement = inner

@@ -15,7 +15,7 @@ from factscore_local.estimator import Estimator
 from factscore_local.inputs import read_bios
 from factscore_local.model_store import DEFAULT_LM, SMALL_LM, installed_path
 from factscore_local.scoring import summarize
-from tests.conftest import SHARED, require
+from tests.conftest import SHARED, judged_prompts, require
 
 pytestmark = pytest.mark.slow
 N_BIOS = int(os.environ.get("FSCORE_E2E_BIOS", "1"))
@@ -159,19 +159,9 @@ def test_joint_np_comes_from_the_verification_pass(db_index, tmp_path):
     config = EvalConfig(verifier="retrieve-lm+np", cache=tmp_path / "a.db", **common)
     estimator = Estimator(config)
     raw = estimator.lm().lm
-    captured: list[str] = []
-    inner = raw.true_false_with_statement
-
-    def spy(prompts, prefixes, spans):
-        captured.extend(prompts)
-        return inner(prompts, prefixes, spans)
-
-    raw.true_false_with_statement = spy
     before = raw.stats.prompts
-    try:
+    with judged_prompts(raw) as captured:
         decisions = estimator.verify(items)
-    finally:
-        raw.true_false_with_statement = inner
     assert raw.stats.prompts - before == len(atoms)  # one pass per fact, nothing else
     for d in decisions:
         assert 0.0 <= d.np <= 1.0

@@ -10,7 +10,7 @@ from factscore_local.estimator import Estimator
 from factscore_local.evidence import shared_blocks
 from factscore_local.inputs import read_bios
 from index.reader import KnowledgeSource
-from tests.conftest import SHARED, require
+from tests.conftest import SHARED, judged_prompts, require
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 
@@ -92,19 +92,9 @@ def test_shared_block_is_evaluated_once_and_decides_as_a_fresh_prompt(db_index, 
     )
     estimator = Estimator(config)
     raw = estimator.lm().lm
-    captured: list[str] = []
-    inner = raw.true_false_with_statement
-
-    def spy(prompts, prefixes, spans):
-        captured.extend(prompts)
-        return inner(prompts, prefixes, spans)
-
-    raw.true_false_with_statement = spy
     before = (raw.stats.prompt_tokens, raw.stats.evaluated_tokens)
-    try:
+    with judged_prompts(raw) as captured:
         results = estimator.verify([(bio.topic, bio.topic, a) for a in atoms])
-    finally:
-        raw.true_false_with_statement = inner
     blocks = {r.block for r in results}
     assert len(blocks) == 1
     for r in results:
