@@ -10,6 +10,12 @@ prompts then differ only after the block, so the LM evaluates the block once and
 fact costs its own few tokens. When the union exceeds the token budget, the facts are split
 into blocks that fit, each fact joining the block its passages overlap most (the one that
 grows least), so no passage a fact retrieved is dropped.
+
+``page``: every fact of a page is judged against the page itself, cut (when it exceeds the
+budget) into consecutive segments of about equal length; a fact takes the segment that
+holds most of its own top-k. The blocks depend on the page alone, not on which facts or
+bios are in the run, so all the bios of a topic (every subject LM, model and human facts)
+share them, and a fact's decision is the same whatever else is evaluated with it.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-EVIDENCE_MODES = ("per-fact", "shared")
+EVIDENCE_MODES = ("per-fact", "shared", "page")
 
 
 @dataclass
@@ -69,3 +75,48 @@ def shared_blocks(
         placed.append(best)
     # Page order (passages of several pages, with global evidence, grouped by page).
     return [tuple(sorted(block.passages, key=lambda p: (p.title, p.idx))) for block in placed]
+
+
+def page_segments(passages: Sequence, token_len: Callable[[object], int], budget: int) -> list:
+    """A page's passages (page order) cut into the fewest consecutive segments of at most
+    ``budget`` tokens, of about equal length (a passage longer than the budget alone)."""
+    ordered = sorted(passages, key=lambda p: p.idx)
+    total = sum(token_len(p) for p in ordered)
+    target = total / max(1, -(-total // budget))  # equal parts of the fewest that fit
+    segments: list[list] = [[]]
+    in_segment = before = 0  # tokens in the open segment; before this passage
+    for p in ordered:
+        n = token_len(p)
+        # A new segment when this one is full, or when the passage's middle lies past the
+        # open segment's share of the page.
+        if segments[-1] and (in_segment + n > budget or before + n / 2 > target * len(segments)):
+            segments.append([])
+            in_segment = 0
+        segments[-1].append(p)
+        in_segment += n
+        before += n
+    return [tuple(seg) for seg in segments]
+
+
+def page_blocks(
+    titles: Sequence[str],
+    own: Sequence[Sequence],
+    pages: Callable[[str], Sequence],
+    token_len: Callable[[object], int],
+    budget: int,
+) -> list[tuple]:
+    """For each fact, the segment of its page (``pages(title)``) that holds the most tokens
+    of its own passages ``own[i]`` (best first); ties go to the segment with its
+    best-ranked passage."""
+    segments = {t: page_segments(pages(t), token_len, budget) for t in dict.fromkeys(titles)}
+    out = []
+    for title, passages in zip(titles, own, strict=True):
+        rank = {p.passage_id: r for r, p in enumerate(passages)}
+
+        def held(segment: tuple, rank: dict = rank) -> tuple[int, int]:
+            mine = [p for p in segment if p.passage_id in rank]
+            best = min((rank[p.passage_id] for p in mine), default=len(rank))
+            return sum(token_len(p) for p in mine), -best
+
+        out.append(max(segments[title], key=held))
+    return out

@@ -21,7 +21,7 @@ import numpy as np
 from factscore_local.cache import key_of
 from factscore_local.components import Components
 from factscore_local.config import JOINT_NP, EvalConfig
-from factscore_local.evidence import shared_blocks
+from factscore_local.evidence import page_blocks, shared_blocks
 from factscore_local.records import Evidence
 from factscore_local.verifiers import Verifier
 from factscore_local.verify_prompt import (
@@ -110,16 +110,33 @@ def _own_passages(queries: list[FactQuery], parts: Components, k: int, method: s
 
 
 def _judged_on(
-    queries: list[FactQuery], hits: list, config: EvalConfig, token_len
+    queries: list[FactQuery], hits: list, parts: Components, config: EvalConfig, token_len
 ) -> list[tuple | None]:
-    """The passages each fact is judged against, in page order: a shared block, or None
-    (its own hits) in the per-fact mode."""
-    if config.evidence != "shared":
+    """The passages each fact is judged against, in page order: a shared block, a segment
+    of its page, or None (its own hits) in the per-fact mode. A fact without a page (global
+    evidence) shares blocks with its group in the page mode too."""
+    if config.evidence == "per-fact":
         return [None] * len(queries)
-    groups = [(q.title, q.topic, q.group) for q in queries]
     own = [[h.passage for h in fact_hits] for fact_hits in hits]
-    tiers = [q.tier for q in queries]
-    return shared_blocks(groups, own, token_len, config.evidence_budget, tiers)
+    blocks = shared_blocks(
+        [(q.title, q.topic, q.group) for q in queries],
+        own,
+        token_len,
+        config.evidence_budget,
+        [q.tier for q in queries],
+    )
+    if config.evidence == "page":
+        on_page = [i for i, q in enumerate(queries) if q.title]
+        segments = page_blocks(
+            [queries[i].title for i in on_page],
+            [own[i] for i in on_page],
+            parts.knowledge.get_passages,
+            token_len,
+            config.evidence_budget,
+        )
+        for i, segment in zip(on_page, segments, strict=True):
+            blocks[i] = segment
+    return blocks
 
 
 def retrieved_margins(
@@ -136,7 +153,7 @@ def retrieved_margins(
             lengths[p.passage_id] = len(lm.lm.tokenize(passage_block(p.title, p.text))) + 1
         return lengths[p.passage_id]
 
-    blocks = _judged_on(queries, hits, config, token_len)
+    blocks = _judged_on(queries, hits, parts, config, token_len)
     prompts, evidence = [], []
     for q, fact_hits, block in zip(queries, hits, blocks, strict=True):
         evidence.append(
@@ -177,7 +194,7 @@ def np_values(queries: list[FactQuery], parts: Components, config: EvalConfig) -
         def token_len(p) -> int:
             return len(p.text) // 4 + 2
 
-    blocks = _judged_on(queries, hits, config, token_len)
+    blocks = _judged_on(queries, hits, parts, config, token_len)
     items = []
     for q, fact_hits, block in zip(queries, hits, blocks, strict=True):
         passages = block if block is not None else [h.passage for h in fact_hits]

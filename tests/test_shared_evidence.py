@@ -144,3 +144,37 @@ def test_facts_of_a_higher_tier_use_blocks_without_changing_them(db_index):
     assert both[:2] == alone  # the model facts' block is unchanged
     assert ids(both[2]) == ids(alone[0])  # covered: shares it
     assert ids(both[3]) == ids(p[2:4])  # not covered: a block of its own
+
+
+def test_page_segments_are_consecutive_balanced_and_within_budget(db_index):
+    from factscore_local.evidence import page_segments
+
+    bio, ks = long_page_bio(db_index)
+    page = ks.get_passages(bio.topic)
+    n = len(page)
+    assert page_segments(page[::-1], lambda _: 100, budget=100 * n) == [tuple(page)]
+    # 2.2 budgets' worth of page: the fewest segments that fit (3), about equal, in order.
+    segments = page_segments(page, lambda _: 100, budget=int(100 * n / 2.2))
+    assert len(segments) == 3
+    assert [p for seg in segments for p in seg] == list(page)
+    assert max(map(len, segments)) - min(map(len, segments)) <= 1
+    assert all(100 * len(seg) <= int(100 * n / 2.2) for seg in segments)
+
+
+def test_page_blocks_follow_the_fact_and_not_its_company(db_index):
+    """A fact takes the segment holding most of its passages (ties: its best-ranked one),
+    and its block is the same alone as among other facts or bios."""
+    from factscore_local.evidence import page_blocks
+
+    bio, ks = long_page_bio(db_index)
+    p = ks.get_passages(bio.topic)
+    t = bio.topic
+    half = len(p) // 2
+    budget = 100 * (len(p) - half)  # two segments: p[:half] and p[half:] (or close)
+    own = [[p[0], p[1], p[-1]], [p[-1], p[-2], p[0]], [p[-1], p[0]]]
+    blocks = page_blocks([t] * 3, own, ks.get_passages, lambda _: 100, budget)
+    first, second = blocks[0], blocks[1]
+    assert p[0] in first and p[-1] in second and first != second
+    assert blocks[2] == second  # a tie (one passage in each): its best-ranked passage's
+    for i in range(3):
+        assert page_blocks([t], [own[i]], ks.get_passages, lambda _: 100, budget) == [blocks[i]]
