@@ -7,6 +7,11 @@ of the observed values and keeps the pair with the best objective on the fitting
 - ``er``: the mean, over subject files, of |estimated - human FActScore| (ties: higher F1);
 - ``f1``: micro-F1 on not-supported human atomic facts (IR counted as not supported).
 
+A fitted rule (``retrieve-lm+np-fitted``) is calibrated as a whole: a logistic regression
+of the human labels (S against the rest) on the rule's features of the fitting bios' human
+facts gives its weights; its cutoff on the log-odds is then searched like a threshold, for
+the objective, and folded into the bias.
+
 The settings file it writes is read by ``fscore eval --settings``.
 """
 
@@ -21,7 +26,16 @@ import numpy as np
 
 from factscore_local.records import BioRow
 from factscore_local.validation import subject_name
-from factscore_local.verifiers import SIGNALS, THRESHOLD_SIGNAL, Thresholds, Verifier, get_verifier
+from factscore_local.verifiers import (
+    FITTED,
+    RULE_FEATURES,
+    SIGNALS,
+    THRESHOLD_SIGNAL,
+    Thresholds,
+    Verifier,
+    get_verifier,
+    rule_score,
+)
 
 OBJECTIVES = ("er", "f1")
 
@@ -130,6 +144,8 @@ def fit(
     if not subjects:
         raise ValueError("no labeled bios to calibrate on (lines need 'annotations')")
     items = list(subjects.values())
+    if FITTED in verifier.thresholds:
+        return _fit_rule(items, verifier, objective, defaults)
     grids = []
     for name in ("margin", "np"):  # a threshold the rule does not read stays at its default
         if name not in verifier.thresholds:
@@ -141,19 +157,32 @@ def fit(
         )
         grids.append(_candidates(observed, getattr(defaults, name)))
 
-    def figures(thresholds: Thresholds) -> tuple[float, float]:
-        ers = [abs(estimated_score(s, verifier, thresholds) - s.human_score) for s in items]
-        return 100 * float(np.nanmean(ers)), 100 * f1_score(items, verifier, thresholds)
+    candidates = [Thresholds(float(m), float(t)) for m, t in itertools.product(*grids)]
+    return _best(items, verifier, objective, defaults, candidates)
 
+
+def _figures(items: list[SubjectFacts], verifier: Verifier, t: Thresholds) -> tuple[float, float]:
+    """(mean ER over subjects, micro-F1), in points."""
+    ers = [abs(estimated_score(s, verifier, t) - s.human_score) for s in items]
+    return 100 * float(np.nanmean(ers)), 100 * f1_score(items, verifier, t)
+
+
+def _best(
+    items: list[SubjectFacts],
+    verifier: Verifier,
+    objective: str,
+    defaults: Thresholds,
+    candidates: list[Thresholds],
+) -> dict:
+    """The candidate with the best objective (ties: the other figure), as settings."""
     best = None
-    for m, t in itertools.product(*grids):
-        thresholds = Thresholds(float(m), float(t))
-        er, f1 = figures(thresholds)
+    for thresholds in candidates:
+        er, f1 = _figures(items, verifier, thresholds)
         key = (er, -f1) if objective == "er" else (-f1, er)
         if best is None or key < best[0]:
             best = (key, thresholds, er, f1)
     _, chosen, er, f1 = best
-    default_er, default_f1 = figures(defaults)
+    default_er, default_f1 = _figures(items, verifier, defaults)
     return {
         "verifier": verifier.name,
         "objective": objective,
@@ -161,6 +190,7 @@ def fit(
         # "below everything" candidate rounded to 0 would reject facts with NP 0.0).
         "margin": chosen.margin,
         "np_threshold": chosen.np,
+        **({"rule_weights": list(chosen.weights)} if chosen.weights else {}),
         "fit": {"error_rate": round(er, 2), "f1_micro": round(f1, 2)},
         "defaults": {"error_rate": round(default_er, 2), "f1_micro": round(default_f1, 2)},
         "n_bios": sum(s.n_bios for s in items),
@@ -168,8 +198,39 @@ def fit(
     }
 
 
+def _fit_rule(
+    items: list[SubjectFacts], verifier: Verifier, objective: str, defaults: Thresholds
+) -> dict:
+    """A fitted rule's weights (logistic regression on the human facts), then its cutoff."""
+    from sklearn.linear_model import LogisticRegression
+
+    def features(signals: dict[str, np.ndarray]) -> np.ndarray:
+        return np.column_stack([f(signals) for f in RULE_FEATURES.values()])
+
+    x = np.concatenate([features(s.h_signals) for s in items])
+    supported = ~np.concatenate([s.h_label for s in items])
+    if len(set(supported)) < 2:
+        raise ValueError("fitting a rule needs human facts of both kinds (S and not S)")
+    model = LogisticRegression(C=1.0, max_iter=1000).fit(x, supported)
+    weights = np.concatenate([model.intercept_, model.coef_[0]])
+    # Cutoffs on the log-odds: quantiles of every fact's score, 0 (probability 0.5) and
+    # below everything; each folded into the bias.
+    scores = np.concatenate(
+        [rule_score({**s.signals}, tuple(weights)) for s in items if len(s.bio)]
+        + [rule_score(s.h_signals, tuple(weights)) for s in items]
+    )
+    cutoffs = _candidates(scores, 0.0)
+    candidates = [
+        Thresholds(defaults.margin, defaults.np, (float(weights[0] - c), *map(float, weights[1:])))
+        for c in cutoffs
+    ]
+    return _best(items, verifier, objective, defaults, candidates)
+
+
 def settings_thresholds(settings: dict) -> Thresholds:
-    return Thresholds(settings["margin"], settings["np_threshold"])
+    return Thresholds(
+        settings["margin"], settings["np_threshold"], tuple(settings.get("rule_weights") or ())
+    )
 
 
 def write_settings(path: Path, settings: dict) -> None:

@@ -14,6 +14,7 @@ from factscore_local.config import (
     DECOMPOSE_PROMPTS,
     DEFAULT_NP_MODEL,
     DEFAULTS,
+    FACT_CONTEXTS,
     LM_BACKENDS,
     NPM_THRESHOLD,
     PASSAGE_ORDERS,
@@ -425,21 +426,40 @@ ESTIMATOR_OPTIONS = [
         "facts, faster) or 'rank' (FActScore's: best passage last).",
     ),
     click.option(
+        "--verify-demos/--no-verify-demos",
+        default=DEFAULTS["verify_demos"],
+        show_default=True,
+        help="Worked examples of the True/False judgement (supported, contradicted, not "
+        "mentioned) before the Retrieve→LM prompt's evidence.",
+    ),
+    click.option(
+        "--fact-context",
+        type=click.Choice(FACT_CONTEXTS),
+        default=DEFAULTS["fact_context"],
+        show_default=True,
+        help="'sentence': the verifier also sees the sentence the fact was taken from, as "
+        "context for its pronouns (not as evidence).",
+    ),
+    click.option(
         "--evidence",
         type=click.Choice(EVIDENCE_MODES),
         default=DEFAULTS["evidence"],
         show_default=True,
         help="'per-fact': each fact judged against its own top-k passages (the paper's "
         "procedure); 'shared': the facts of a bio against one block, the union of their "
-        "top-k in page order, evaluated once (each fact costs its own tokens).",
+        "top-k in page order, evaluated once (each fact costs its own tokens); 'page': "
+        "each fact against its page, or the segment of it that holds its top-k, shared by "
+        "every bio of the topic; 'auto': per page, whichever of shared and page reads "
+        "fewer tokens.",
     ),
     click.option(
         "--evidence-budget",
         type=int,
         default=DEFAULTS["evidence_budget"],
         show_default=True,
-        help="Most passage tokens in a shared block; a bio whose union is larger is split "
-        "into blocks by passage overlap.",
+        help="Most passage tokens in a block: a longer page is cut into balanced "
+        "segments ('page'); a bio whose union is larger is split by passage overlap "
+        "('shared').",
     ),
     click.option(
         "--global-evidence",
@@ -1049,8 +1069,13 @@ def calibrate_cmd(ctx, out, objective, **opts) -> None:
         "use_atomic_facts": config.use_atomic_facts,
     }
     write_settings(out, settings)
+    rule = (
+        f"weights {[round(w, 4) for w in settings['rule_weights']]}"
+        if "rule_weights" in settings
+        else f"margin > {settings['margin']}, NP > {settings['np_threshold']}"
+    )
     click.echo(
-        f"{config.verifier}: margin > {settings['margin']}, NP > {settings['np_threshold']} "
+        f"{config.verifier}: {rule} "
         f"(objective {objective}; on {settings['n_bios']} bios: ER "
         f"{settings['defaults']['error_rate']} -> {settings['fit']['error_rate']}, F1 "
         f"{settings['defaults']['f1_micro']} -> {settings['fit']['f1_micro']}); wrote {out}"
@@ -1062,7 +1087,7 @@ def _thresholds(config) -> dict:
     from factscore_local.verifiers import get_verifier
 
     # Threshold name -> its key in settings files and output.
-    keys = {"margin": "margin", "np": "np_threshold"}
+    keys = {"margin": "margin", "np": "np_threshold", "weights": "rule_weights"}
     shown = {
         keys[name]: getattr(config.thresholds, name)
         for name in get_verifier(config.verifier).thresholds

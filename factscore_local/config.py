@@ -18,7 +18,7 @@ from factscore_local.abstain import ABSTAIN_RULES
 from factscore_local.evidence import EVIDENCE_MODES
 from factscore_local.lm import BACKENDS as LM_BACKENDS
 from factscore_local.lm import LM_CONTEXT
-from factscore_local.verifiers import Thresholds, get_verifier
+from factscore_local.verifiers import RULE_FEATURES, Thresholds, get_verifier
 from npm.np_prob import DEFAULT_NP_THRESHOLD as NPM_THRESHOLD
 
 RETRIEVALS = ("bm25", "dense")
@@ -28,6 +28,9 @@ RETRIEVALS = ("bm25", "dense")
 PASSAGE_ORDERS = ("page", "rank")
 # "reference": FActScore's instruction text verbatim, no bullet prime.
 DECOMPOSE_PROMPTS = ("ours", "reference")
+# What the verifier sees of a fact besides the statement: "sentence" adds the sentence it
+# was taken from, as context for its pronouns and references (not as evidence).
+FACT_CONTEXTS = ("none", "sentence")
 DEFAULT_GAMMA = 10.0
 # Room in the context for the instruction, the chat template and the fact after a block.
 MAX_EVIDENCE_BUDGET = LM_CONTEXT - 512
@@ -65,17 +68,28 @@ class EvalConfig:
     np_k: int = 3
     np_model: str | None = None  # None: DEFAULT_NP_MODEL
     np_threshold: float | None = None  # None: default_np_threshold(np_model)
+    # A fitted rule's weights (bias, then one per verifiers.RULE_FEATURES entry), from a
+    # settings file of ``fscore calibrate``; None: not fitted.
+    rule_weights: tuple[float, ...] | None = None
     # Token ids a masked-LM NP scorer skips (e.g. FActScore's roberta_stopwords.txt for
     # npm-single); None: derived from its own tokenizer.
     np_stopwords: Path | None = None
     margin: float = 0.0  # supported when logit(True) - logit(False) > margin
     passage_order: str = "page"
+    # Worked examples of the True/False judgement before the Retrieve→LM prompt's evidence.
+    verify_demos: bool = False
+    fact_context: str = "none"  # one of FACT_CONTEXTS
     # "per-fact": each fact's own top-k passages (the paper's procedure); "shared": the
-    # facts of a bio share one block, the union of their top-k (evidence.py). The default by
-    # measurement (BENCHMARKS.md): same AUC on long pages, 5.6x faster there; on pages of
-    # at most k passages the two build the same prompts.
-    evidence: str = "shared"
-    evidence_budget: int = 7000  # tokens of passages per shared block (chosen by measurement)
+    # facts of a bio share one block, the union of their top-k; "page": each fact is judged
+    # against the segment of its page that holds its top-k; "auto": per page, whichever of
+    # shared and page reads fewer tokens (evidence.py). The default by measurement
+    # (BENCHMARKS.md, "Evidence modes"): on long pages the modes separate the human labels
+    # alike; page segments are the fastest where a page has many facts (a long bio, or the
+    # bios of several subject LMs: 1.2 s/fact against 2.6 shared, 8.3 per-fact), the union
+    # where it has few (the demo's short bios: 4.9 s/fact against 16.7 page). On pages of
+    # at most k passages all modes build the same prompts.
+    evidence: str = "auto"
+    evidence_budget: int = 7000  # tokens of passages per block or segment (by measurement)
     # Evidence from the whole index (global BM25 or dense top-k for the fact) for every line,
     # its topic ignored; lines without a topic always get it.
     global_evidence: bool = False
@@ -105,6 +119,7 @@ class EvalConfig:
             ("retrieval", RETRIEVALS),
             ("passage_order", PASSAGE_ORDERS),
             ("decompose_prompt", DECOMPOSE_PROMPTS),
+            ("fact_context", FACT_CONTEXTS),
             ("abstain", ABSTAIN_RULES),
             ("evidence", EVIDENCE_MODES),
         ):
@@ -121,6 +136,12 @@ class EvalConfig:
                              "NP scorer skips stopwords by their words")  # fmt: skip
         if self.gamma < 0:
             raise ValueError("gamma must be 0 (no length penalty) or positive")
+        if self.rule_weights is not None:  # a JSON list from a settings file or a record
+            weights = tuple(float(w) for w in self.rule_weights)
+            if len(weights) != 1 + len(RULE_FEATURES):
+                raise ValueError(f"rule_weights holds {1 + len(RULE_FEATURES)} numbers "
+                                 f"(bias, {', '.join(RULE_FEATURES)})")  # fmt: skip
+            object.__setattr__(self, "rule_weights", weights)
 
     @property
     def np_model_spec(self) -> str:
@@ -132,7 +153,7 @@ class EvalConfig:
         np_threshold = self.np_threshold
         if np_threshold is None:
             np_threshold = default_np_threshold(self.np_model)
-        return Thresholds(margin=self.margin, np=np_threshold)
+        return Thresholds(self.margin, np_threshold, tuple(self.rule_weights or ()))
 
 
 CONFIG_FIELDS = tuple(f.name for f in fields(EvalConfig))
@@ -140,7 +161,7 @@ DEFAULTS: dict[str, Any] = {
     f.name: f.default for f in fields(EvalConfig) if f.default is not MISSING
 }
 # What a settings file of ``fscore calibrate`` may set.
-SETTINGS_KEYS = ("verifier", "margin", "np_threshold", "np_model")
+SETTINGS_KEYS = ("verifier", "margin", "np_threshold", "np_model", "rule_weights")
 # Thresholds fitted on the dev labels for an embedded model whose margins sit far from 0
 # (written by ``fscore calibrate``; see BENCHMARKS.md), applied when that model is used
 # and neither an option nor a settings file gives them.

@@ -83,8 +83,11 @@ class Estimator:
         # the bio's place in the input, not by its chunk); its human facts use the model
         # facts' blocks without changing them (tier 1), so validating changes no estimate.
         results = self.verify(
-            [FactQuery(w.title, w.bio.topic, a, self._group(w)) for w, _, a in model_items]
-            + [FactQuery(w.title, w.bio.topic, f.text, self._group(w), 1) for w, f in human_items]
+            [FactQuery(w.title, w.bio.topic, a, self._group(w), 0, s) for w, s, a in model_items]
+            + [
+                FactQuery(w.title, w.bio.topic, f.text, self._group(w), 1, f.sentence)
+                for w, f in human_items
+            ]
         )
         for (w, sentence, _), result in zip(model_items, results, strict=False):
             w.decisions.append(replace(result, sentence=sentence))

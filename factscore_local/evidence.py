@@ -16,6 +16,11 @@ budget) into consecutive segments of about equal length; a fact takes the segmen
 holds most of its own top-k. The blocks depend on the page alone, not on which facts or
 bios are in the run, so all the bios of a topic (every subject LM, model and human facts)
 share them, and a fact's decision is the same whatever else is evaluated with it.
+
+``auto``: per page, whichever of ``shared`` and ``page`` evaluates fewer evidence tokens
+for the facts of the run (the distinct blocks' lengths summed). Many facts on a page (a
+long bio, or the bios of several subject LMs) read its segments once; a few facts on a
+long page read only the union of their own passages.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-EVIDENCE_MODES = ("per-fact", "shared", "page")
+EVIDENCE_MODES = ("per-fact", "shared", "page", "auto")
 
 
 @dataclass
@@ -120,3 +125,27 @@ def page_blocks(
 
         out.append(max(segments[title], key=held))
     return out
+
+
+def cheaper_per_page(
+    titles: Sequence[str],
+    shared: Sequence[tuple],
+    paged: Sequence[tuple],
+    token_len: Callable[[object], int],
+) -> list[tuple]:
+    """For each fact, its shared block or its page segment: per page, the kind whose
+    distinct blocks hold fewer tokens in all (a tie goes to the page segments, whose
+    decisions do not depend on the other facts)."""
+    cost: dict[str, list[int]] = {}
+    seen: set = set()
+    for title, block_s, block_p in zip(titles, shared, paged, strict=True):
+        totals = cost.setdefault(title, [0, 0])
+        for kind, block in enumerate((block_s, block_p)):
+            key = (kind, tuple(p.passage_id for p in block))
+            if key not in seen:
+                seen.add(key)
+                totals[kind] += sum(token_len(p) for p in block)
+    return [
+        block_p if cost[title][1] <= cost[title][0] else block_s
+        for title, block_s, block_p in zip(titles, shared, paged, strict=True)
+    ]

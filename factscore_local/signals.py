@@ -21,7 +21,7 @@ import numpy as np
 from factscore_local.cache import key_of
 from factscore_local.components import Components
 from factscore_local.config import JOINT_NP, EvalConfig
-from factscore_local.evidence import page_blocks, shared_blocks
+from factscore_local.evidence import cheaper_per_page, page_blocks, shared_blocks
 from factscore_local.records import Evidence
 from factscore_local.verifiers import Verifier
 from factscore_local.verify_prompt import (
@@ -39,6 +39,7 @@ class FactQuery(NamedTuple):
     atom: str
     group: str = ""  # facts of one group share blocks in the shared-evidence mode
     tier: int = 0  # 1: uses its group's blocks without growing them (a labeled bio's human facts)
+    sentence: str = ""  # the sentence the fact was taken from ("" when unknown)
 
 
 @dataclass
@@ -113,8 +114,9 @@ def _judged_on(
     queries: list[FactQuery], hits: list, parts: Components, config: EvalConfig, token_len
 ) -> list[tuple | None]:
     """The passages each fact is judged against, in page order: a shared block, a segment
-    of its page, or None (its own hits) in the per-fact mode. A fact without a page (global
-    evidence) shares blocks with its group in the page mode too."""
+    of its page (or, in the auto mode, whichever reads fewer tokens for the page), or None
+    (its own hits) in the per-fact mode. A fact without a page (global evidence) shares
+    blocks with its group in the page and auto modes too."""
     if config.evidence == "per-fact":
         return [None] * len(queries)
     own = [[h.passage for h in fact_hits] for fact_hits in hits]
@@ -125,15 +127,18 @@ def _judged_on(
         config.evidence_budget,
         [q.tier for q in queries],
     )
-    if config.evidence == "page":
+    if config.evidence in ("page", "auto"):
         on_page = [i for i, q in enumerate(queries) if q.title]
+        titles = [queries[i].title for i in on_page]
         segments = page_blocks(
-            [queries[i].title for i in on_page],
+            titles,
             [own[i] for i in on_page],
             parts.knowledge.get_passages,
             token_len,
             config.evidence_budget,
         )
+        if config.evidence == "auto":
+            segments = cheaper_per_page(titles, [blocks[i] for i in on_page], segments, token_len)
         for i, segment in zip(on_page, segments, strict=True):
             blocks[i] = segment
     return blocks
@@ -171,7 +176,9 @@ def retrieved_margins(
             passages = [h.passage for h in fact_hits]
         pairs = [(p.title, p.text) for p in passages]
         if q.topic:
-            prompts.append(lm.chat(retrieve_lm_prompt(q.topic, q.atom, pairs)))
+            sentence = q.sentence if config.fact_context == "sentence" else ""
+            prompt = retrieve_lm_prompt(q.topic, q.atom, pairs, config.verify_demos, sentence)
+            prompts.append(lm.chat(prompt))
         else:
             prompts.append(lm.chat(open_prompt(q.atom, pairs)))
     block_ids = [None if b is None else tuple(p.passage_id for p in b) for b in blocks]

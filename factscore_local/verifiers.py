@@ -11,6 +11,10 @@ Its rule turns signal arrays and thresholds into decisions, vectorised, so the s
 decides a fact in ``fscore eval``, re-decides recorded facts (``--settings``), and is
 searched over by calibration. A new verifier, a fitted rule or another evidence mode is one
 ``register`` call.
+
+``retrieve-lm+np-fitted`` is such a fitted rule: a logistic model over the margin, NP and
+their product (``RULE_FEATURES``), fitted on human labels by ``fscore calibrate`` and
+applied from its settings file; without fitted weights it decides as the paper's ensemble.
 """
 
 from __future__ import annotations
@@ -22,13 +26,38 @@ import numpy as np
 
 SIGNALS = ("margin", "np", "draw")
 THRESHOLD_SIGNAL = {"margin": "margin", "np": "np"}  # threshold name -> the signal it cuts
+FITTED = "weights"  # a rule's fitted weights, calibrated as a whole (not a cut of a signal)
 MARGIN_CONTEXTS = ("retrieved", "none")
+# What a fitted rule weighs: name -> its value from the signal arrays.
+RULE_FEATURES: dict[str, Callable[[Mapping[str, np.ndarray]], np.ndarray]] = {
+    "margin": lambda s: s["margin"],
+    "np": lambda s: s["np"],
+    "margin*np": lambda s: s["margin"] * s["np"],
+}
 
 
 @dataclass(frozen=True)
 class Thresholds:
     margin: float = 0.0  # supported when margin > this
     np: float = 0.3  # supported when np > this
+    # A fitted rule's weights: the bias, then one per RULE_FEATURES entry; supported when
+    # bias + sum(weight * feature) > 0. Empty: not fitted.
+    weights: tuple[float, ...] = ()
+
+
+def rule_score(signals: Mapping[str, np.ndarray], weights: tuple[float, ...]) -> np.ndarray:
+    """The fitted rule's linear score (the log-odds of supported, shifted by its cutoff)."""
+    if len(weights) != 1 + len(RULE_FEATURES):
+        raise ValueError(f"a fitted rule has {1 + len(RULE_FEATURES)} weights (bias, "
+                         f"{', '.join(RULE_FEATURES)}); got {len(weights)}")  # fmt: skip
+    features = [np.asarray(f(signals), float) for f in RULE_FEATURES.values()]
+    return weights[0] + sum(w * x for w, x in zip(weights[1:], features, strict=True))
+
+
+def _fitted_or_ensemble(s: Mapping[str, np.ndarray], t: Thresholds) -> np.ndarray:
+    if not t.weights:  # not calibrated yet: the paper's ensemble
+        return (s["margin"] > t.margin) & (s["np"] > t.np)
+    return rule_score(s, t.weights) > 0
 
 
 Rule = Callable[[Mapping[str, np.ndarray], Thresholds], np.ndarray | bool]
@@ -47,8 +76,8 @@ class Verifier:
         unknown = set(self.signals) - set(SIGNALS)
         if unknown:
             raise ValueError(f"verifier {self.name!r}: unknown signal(s) {sorted(unknown)}")
-        if set(self.thresholds) - set(THRESHOLD_SIGNAL):
-            raise ValueError(f"verifier {self.name!r}: thresholds are margin and/or np")
+        if set(self.thresholds) - {*THRESHOLD_SIGNAL, FITTED}:
+            raise ValueError(f"verifier {self.name!r}: thresholds are margin, np or weights")
         if self.margin_context not in MARGIN_CONTEXTS:
             raise ValueError(f"verifier {self.name!r}: margin_context is one of {MARGIN_CONTEXTS}")
 
@@ -136,6 +165,16 @@ register(
         lambda s, t: (s["margin"] > t.margin) & (s["np"] > t.np),
         ("margin", "np"),
         description="retrieve-lm and np must both say supported",
+    )
+)
+register(
+    Verifier(
+        "retrieve-lm+np-fitted",
+        ("margin", "np"),
+        _fitted_or_ensemble,
+        (FITTED,),
+        description="a logistic rule over margin and NP fitted by 'fscore calibrate' "
+        "(before fitting: as retrieve-lm+np)",
     )
 )
 register(Verifier("always-supported", (), lambda s, t: True, description="baseline"))

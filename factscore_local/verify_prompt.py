@@ -18,12 +18,61 @@ def passage_block(title: str, text: str) -> str:
     return f"Title: {title}\nText: {strip_markers(text).strip()}"
 
 
-def retrieve_lm_prompt(topic: str, atom: str, passages: list[tuple[str, str]]) -> str:
-    """passages: (title, text) best first; they are written in reverse, best last."""
+# Worked examples of the judgement (written for this project; the people are invented):
+# supported, contradicted and not-mentioned statements, pronouns, relations between
+# people. They precede the instruction, so every prompt shares them.
+DEMO_PASSAGE = passage_block(
+    "Mara Velden",
+    "Mara Velden (born 12 March 1961) is a Dutch cellist. She studied at the Royal "
+    "Conservatory of The Hague and joined the Concertgebouw Orchestra in 1987. In 1994 she "
+    "married the conductor Pieter Ansing, with whom she has two sons. She left the "
+    "orchestra in 2015 to teach.",
+)
+DEMO_JUDGEMENTS = (
+    ("Mara Velden joined the Concertgebouw Orchestra in 1987.", "True"),  # stated
+    ("Mara Velden studied in Amsterdam.", "False"),  # contradicted (The Hague)
+    ("Mara Velden has won a Grammy Award.", "False"),  # not mentioned
+    ("She is married to a conductor.", "True"),  # a pronoun for the topic
+    ("Pieter Ansing is the father of her sons.", "True"),  # a relation, implied
+    ("Mara Velden has a daughter.", "False"),  # not supported (two sons)
+    ("She is a teacher.", "True"),  # implied by "to teach"
+)
+DEMOS_INTRO = "Examples of the task, on a passage about someone else:"
+DEMOS_OUTRO = "Now the task itself."
+
+
+def verification_demos() -> str:
+    judged = "\n".join(
+        f"{STATEMENT}{fact} True or False? {answer}" for fact, answer in DEMO_JUDGEMENTS
+    )
+    return f"{DEMOS_INTRO}\n\n{DEMO_PASSAGE}\n\n{judged}\n\n{DEMOS_OUTRO}\n\n"
+
+
+def statement_line(atom: str, sentence: str = "") -> str:
+    """The statement and its question; with the sentence it was taken from as context (for
+    its pronouns and references, not as evidence), written after the statement so that the
+    prompt up to the statement stays the same for every fact of a block."""
+    if not sentence.strip():
+        return f"{STATEMENT}{atom.strip()} True or False?"
+    return (
+        f"{STATEMENT}{atom.strip()}\n(Taken from this sentence, which is context, not "
+        f'evidence: "{sentence.strip()}")\nTrue or False?'
+    )
+
+
+def retrieve_lm_prompt(
+    topic: str,
+    atom: str,
+    passages: list[tuple[str, str]],
+    demos: bool = False,
+    sentence: str = "",
+) -> str:
+    """passages: (title, text) best first; they are written in reverse, best last. demos:
+    worked examples first; sentence: the fact's sentence after the statement."""
     context = "\n\n".join(passage_block(title, text) for title, text in reversed(passages))
     return (
-        f"{INSTRUCTION.format(topic=topic)}\n\n{context}\n\n"
-        f"{STATEMENT}{atom.strip()} True or False?"
+        f"{verification_demos() if demos else ''}{INSTRUCTION.format(topic=topic)}\n\n"
+        f"{context}\n\n{statement_line(atom, sentence)}"
     )
 
 

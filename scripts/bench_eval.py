@@ -561,23 +561,56 @@ def facts_by_page_length(ks, path: Path, per_class: int) -> dict[str, list]:
     return out
 
 
+def demo_page_facts(b: Bench, demo_index: Path) -> tuple[object, list]:
+    """The demo's index and the facts (decomposed by the loaded LM) of the demo bios whose
+    page has more than 20 passages (Einstein's and Lincoln's in the demo excerpt), with the
+    bio as the group."""
+    from factscore_local.inputs import read_bios
+    from factscore_local.signals import FactQuery
+    from index.reader import KnowledgeSource
+
+    ks = KnowledgeSource(demo_index)
+    bios = [
+        bio
+        for bio in read_bios(ROOT / "data" / "demo_bios.jsonl")
+        if (title := ks.resolve_title(bio.topic).title) and len(ks.get_passages(title)) > 20
+    ]
+    decomposer = b.estimator().components.decomposer.get()
+    queries = []
+    for bio, facts in zip(bios, decomposer.run_many([x.output for x in bios]), strict=True):
+        title = ks.resolve_title(bio.topic).title
+        pages = len(ks.get_passages(title))
+        log(f"demo page {title}: {pages} passages")
+        queries += [FactQuery(title, bio.topic, a, bio.topic) for _, atoms in facts for a in atoms]
+    return ks, queries
+
+
 def section_page_lengths(
-    b: Bench, per_class: int, ref_per_class: int, modes=("per-fact", "shared")
+    b: Bench,
+    per_class: int,
+    ref_per_class: int,
+    modes=("per-fact", "shared", "page"),
+    demo_index: Path | None = None,
 ) -> None:
-    """Seconds per fact by page length, per-fact vs shared evidence, against the reference
-    procedure on the same facts."""
+    """Seconds per fact by page length, per evidence mode, against the reference procedure
+    on the same facts; decisions of each mode compared with per-fact evidence's. With a
+    demo index, also the demo bios' facts on its long pages (their own class)."""
     from factscore_local.lm.base import LMStats
 
     raw = b.raw
     b.out["page_lengths"] = {}
-    for name, queries in facts_by_page_length(b.ks, DATA, per_class).items():
+    classes = [(name, b, qs) for name, qs in facts_by_page_length(b.ks, DATA, per_class).items()]
+    if demo_index is not None:
+        demo_ks, demo_queries = demo_page_facts(b, demo_index)
+        classes.append(("demo >20", dataclasses.replace(b, ks=demo_ks), demo_queries))
+    for name, bench, queries in classes:
         if not queries:
             continue
         row: dict = {"measure": "page_length", "class": name, "facts": len(queries),
                      "bios": len({q.group for q in queries})}  # fmt: skip
         decisions = {}
         for mode in modes:
-            est = b.estimator(evidence=mode)
+            est = bench.estimator(evidence=mode)
             raw.stats = LMStats()
             reset_state(raw)
             log(f"pages {name}: {len(queries)} facts, {mode} evidence")
@@ -590,18 +623,18 @@ def section_page_lengths(
                 "prompt_tokens_per_fact": round(raw.stats.prompt_tokens / len(queries), 1),
                 "evaluated_tokens_per_fact": round(raw.stats.evaluated_tokens / len(queries), 1),
                 "supported": sum(decisions[mode]),
-                "blocks": len({r.block for r in results}) if mode == "shared" else None,
+                "blocks": len({r.block for r in results}) if mode != "per-fact" else None,
             }
-        if len(decisions) == 2:
-            same = sum(
-                a == c for a, c in zip(decisions["per-fact"], decisions["shared"], strict=True)
-            )
-            row["decisions_same"] = f"{same}/{len(queries)}"
+        for mode in modes:
+            if mode != "per-fact" and "per-fact" in decisions:
+                pairs = zip(decisions["per-fact"], decisions[mode], strict=True)
+                same = sum(a == c for a, c in pairs)
+                row[mode]["decisions_same_as_per_fact"] = f"{same}/{len(queries)}"
         if ref_per_class:
             picked = [queries[i * len(queries) // ref_per_class] for i in range(ref_per_class)]
             seconds = []
             for q in picked:
-                hits = b.ks.search_page(q.title, f"{q.topic} {q.atom}", k=b.cfg.k)
+                hits = bench.ks.search_page(q.title, f"{q.topic} {q.atom}", k=bench.cfg.k)
                 passages = [(h.passage.title, h.passage.text) for h in hits]
                 ids = raw.prompt_ids(reference_prompt(q.topic, q.atom, passages))
                 seconds.append(reference_generate(raw, ids[-REF_MAX_PROMPT_TOKENS:])["seconds"])
@@ -610,7 +643,7 @@ def section_page_lengths(
             row["reference_facts"] = len(seconds)
             for mode in modes:
                 row[mode]["speedup_vs_reference"] = round(ref / row[mode]["s_per_fact"], 1)
-        b.out["page_lengths"][name] = emit(row)
+        bench.out["page_lengths"][name] = emit(row)
 
 
 def summary_lines(b: Bench, info: dict, digest: str, peak_mb: float) -> list[str]:
@@ -666,12 +699,12 @@ def summary_lines(b: Bench, info: dict, digest: str, peak_mb: float) -> list[str
             f", reference {r['reference_s_per_fact']} s/fact" if "reference_s_per_fact" in r else ""
         )
         modes = ", ".join(
-            f"{m} {r[m]['s_per_fact']} s/fact" for m in ("per-fact", "shared") if m in r
-        )
-        same = f"; decisions same {r['decisions_same']}" if "decisions_same" in r else ""
-        lines.append(
-            f"pages {name} passages ({r['facts']} facts, {r['bios']} bios): {modes}{ref}{same}"
-        )
+            f"{m} {r[m]['s_per_fact']} s/fact"
+            + (f" (as per-fact {r[m]['decisions_same_as_per_fact']})"
+               if "decisions_same_as_per_fact" in r[m] else "")
+            for m in ("per-fact", "shared", "page") if m in r
+        )  # fmt: skip
+        lines.append(f"pages {name} passages ({r['facts']} facts, {r['bios']} bios): {modes}{ref}")
     lines.append(f"peak RSS {peak_mb:.0f} MB")
     return lines
 
@@ -707,7 +740,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--page-ref-facts", type=int, default=2, help="of those, for the reference procedure"
     )
     ap.add_argument("--evidence-budget", type=int, default=DEFAULTS["evidence_budget"])
-    ap.add_argument("--page-modes", default="per-fact,shared", help="evidence modes to time")
+    ap.add_argument("--page-modes", default="per-fact,shared,page", help="evidence modes to time")
+    ap.add_argument(
+        "--demo-index",
+        type=Path,
+        default=None,
+        help="the demo's index (fscore demo): its long pages' demo facts as one more class",
+    )
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--skip", default="", help=f"comma-separated sections to skip: {SECTIONS}")
@@ -781,7 +820,7 @@ def main(argv: list[str] | None = None) -> int:
         section_trivial(b)
     if "pages" not in args.skip:
         modes = tuple(args.page_modes.split(","))
-        section_page_lengths(b, args.page_facts, args.page_ref_facts, modes)
+        section_page_lengths(b, args.page_facts, args.page_ref_facts, modes, args.demo_index)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     emit({"measure": "peak_rss", "mb": round(peak_mb, 1), "loadavg_1m": os.getloadavg()[0]})
     lines = summary_lines(b, info, digest, peak_mb)

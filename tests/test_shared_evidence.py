@@ -64,8 +64,8 @@ def test_over_budget_splits_by_overlap_and_drops_nothing(db_index):
         assert sum(100 for _ in block) <= 300
 
 
-def test_shared_mode_is_an_option_with_checked_values(db_index):
-    assert EvalConfig(index=db_index).evidence == "shared"
+def test_evidence_mode_is_an_option_with_checked_values(db_index):
+    assert EvalConfig(index=db_index).evidence == "auto"
     with pytest.raises(ValueError, match="evidence must be one of"):
         EvalConfig(index=db_index, evidence="everything")
     with pytest.raises(ValueError, match="evidence_budget"):
@@ -178,3 +178,24 @@ def test_page_blocks_follow_the_fact_and_not_its_company(db_index):
     assert blocks[2] == second  # a tie (one passage in each): its best-ranked passage's
     for i in range(3):
         assert page_blocks([t], [own[i]], ks.get_passages, lambda _: 100, budget) == [blocks[i]]
+
+
+def test_auto_reads_the_cheaper_kind_per_page(db_index):
+    """Two facts on a long page read less as their union than as the page's segments;
+    many facts spread over the page read less as its segments than as their blocks."""
+    from factscore_local.evidence import cheaper_per_page, page_blocks
+
+    bio, ks = long_page_bio(db_index)
+    p = ks.get_passages(bio.topic)
+    t, n = bio.topic, len(p)
+    budget = 100 * (n - n // 2)  # two segments
+    few = [[p[0], p[1]], [p[-1], p[-2]]]
+    shared = shared_blocks([t] * 2, few, lambda _: 100, budget)
+    paged = page_blocks([t] * 2, few, ks.get_passages, lambda _: 100, budget)
+    assert cheaper_per_page([t] * 2, shared, paged, lambda _: 100) == shared
+    # Each bio (group) has its own blocks; six bios cover the page.
+    many = [[p[i], p[(i + 1) % n]] for i in range(n)] * 6
+    groups = [f"bio{j}" for j in range(6) for _ in range(n)]
+    shared = shared_blocks(groups, many, lambda _: 100, budget)
+    paged = page_blocks([t] * len(many), many, ks.get_passages, lambda _: 100, budget)
+    assert cheaper_per_page([t] * len(many), shared, paged, lambda _: 100) == paged

@@ -284,3 +284,53 @@ def test_error_rate_compares_the_same_bios():
     assert r["error_rate"] == 0.0 and r["n_er_bios"] == 1 and r["n_er_dropped"] == 1
     rows = [labeled_row(1, "a", 1.0, [(1.0, 0.5, "S")]), labeled_row(2, "b", 0.0, [])]
     assert collect(rows)["s"].human_score == 1.0  # calibration pairs the same way
+
+
+def test_fitted_rule_learns_what_the_and_rule_cannot_and_round_trips(tmp_path):
+    """Humans here call a fact supported when its margin OR its NP is high. The paper's AND
+    rule cannot express that; the logistic rule fitted by calibration can, and its settings
+    file, read back into a config, decides exactly as the fit reported."""
+    from factscore_local.calibration import read_settings, write_settings
+    from factscore_local.config import build_config
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for line in range(20):
+        facts = []
+        for _ in range(10):
+            m, p = float(rng.normal()), float(rng.uniform())
+            facts.append((m, p, "S" if m > 0.5 or p > 0.7 else "NS"))
+        human = sum(label == "S" for *_, label in facts) / len(facts)
+        rows.append(labeled_row(line, f"t{line}", human, facts))
+    subjects = collect(rows)
+    fitted = fit(subjects, "retrieve-lm+np-fitted", "f1")
+    anded = fit(subjects, "retrieve-lm+np", "f1")
+    assert len(fitted["rule_weights"]) == 4  # bias, margin, np, margin*np
+    assert fitted["fit"]["f1_micro"] > anded["fit"]["f1_micro"] + 5
+    assert fitted["fit"]["f1_micro"] >= 90
+
+    path = tmp_path / "settings.json"
+    write_settings(path, fitted)
+    config = build_config(
+        {"index": tmp_path, "verifier": "retrieve-lm+np-fitted"}, read_settings(path), set()
+    )
+    assert config.rule_weights == tuple(fitted["rule_weights"])
+    applied = apply_thresholds(rows, config.verifier, config.thresholds, gamma=0)
+    figures = validate_rows(applied, bootstrap=0)["subjects"]["s"]
+    assert figures["f1_micro"] == fitted["fit"]["f1_micro"]
+    assert figures["error_rate"] == fitted["fit"]["error_rate"]
+
+
+def test_fitted_rule_before_fitting_and_bad_weights(tmp_path):
+    """Without weights the fitted rule decides as the paper's ensemble; weights of the
+    wrong length are refused."""
+    from factscore_local.config import EvalConfig
+    from factscore_local.verifiers import get_verifier
+
+    signals = {"margin": np.array([1.0, 1.0, -1.0]), "np": np.array([0.9, 0.1, 0.9])}
+    fitted, anded = get_verifier("retrieve-lm+np-fitted"), get_verifier("retrieve-lm+np")
+    t = Thresholds(0.0, 0.3)
+    assert list(fitted.decide(signals, t, 3)) == list(anded.decide(signals, t, 3))
+    assert list(fitted.decide(signals, Thresholds(weights=(0, 0, 1, 0)), 3)) == [1, 1, 1]
+    with pytest.raises(ValueError, match="rule_weights holds 4 numbers"):
+        EvalConfig(index=tmp_path, rule_weights=(1.0, 2.0))
