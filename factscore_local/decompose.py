@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from rank_bm25 import BM25Okapi
 
+from factscore_local import fragments
 from factscore_local.sentences import Sentence, split_sentences
 
 __all__ = [
@@ -396,6 +397,7 @@ class Decomposer:
         max_new_tokens: int = 256,
         parser: Callable[[str], list[str]] = parse_facts,
         apply_postprocess: bool = True,
+        drop_fragments: bool = True,
         nlp: Any = None,
         prime: str = "\n-",
         max_sentences: int | None = None,
@@ -407,6 +409,9 @@ class Decomposer:
         self.max_new_tokens = max_new_tokens
         self.parser = parser
         self.apply_postprocess = apply_postprocess
+        # Facts cut mid-word or without a verb are dropped (fragments.py): a fragment must
+        # never count as supported.
+        self.drop_fragments = drop_fragments
         self.nlp = nlp
         # The prompt ends with the start of the first bullet: small local LMs otherwise
         # tend to continue the target sentence instead of listing its facts (measured).
@@ -453,5 +458,7 @@ class Decomposer:
                 (s, [] if forced_empty(s.text, i) else list(facts_by_sentence[s.text]))
                 for i, s in enumerate(sents)
             ]
-            results.append(postprocess(pairs, self.nlp) if self.apply_postprocess else pairs)
+            if self.apply_postprocess:
+                pairs = postprocess(pairs, self.nlp)
+            results.append(fragments.drop_fragments(pairs) if self.drop_fragments else pairs)
         return results

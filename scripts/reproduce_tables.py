@@ -437,6 +437,7 @@ def default_and_crossfit(
     objective: str,
     np_model=None,
     page_size: dict[str, int] | None = None,
+    rows_dir: Path | None = None,
 ) -> dict:
     """Two rows of a results table: default thresholds, and 2-fold cross-fitted ones (with
     page_size, the cross-fitted figures also split by page length). A fitted rule has no
@@ -447,6 +448,8 @@ def default_and_crossfit(
         out["default"] = figures(apply_thresholds(rows, verifier, defaults, 0))
         table.append((name, "default", out["default"]))
     fitted_rows, fitted = crossfit(rows, rows, verifier, objective)
+    if rows_dir is not None:  # what fscore report draws: the cross-fitted decisions
+        write_rows(fitted_rows, rows_dir / f"{name} cross-fitted")
     out["calibrated"] = figures(fitted_rows)
     out["thresholds"] = fitted
     table.append((name, f"cross-fitted: {thresholds_shown(verifier, fitted)}", out["calibrated"]))
@@ -500,6 +503,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             args.objective,
             args.np_model,
             run.page_size if name.startswith("retrieve-lm") else None,
+            run.rows_dir,
         )
         for name, rows in (
             ("no-context-lm", nc),

@@ -344,6 +344,40 @@ def test_reference_mode_reproduces_reference_parsing() -> None:
         instruction=REFERENCE_INSTRUCTION,
         parser=parse_facts_reference,
         apply_postprocess=False,
+        drop_fragments=False,
     )
     assert dec.run("He is tall.")[0][1] == ["A", "B."]
     assert dec.stop == ["\n\n", REFERENCE_INSTRUCTION]
+
+
+def test_fragments_are_dropped_and_statements_kept() -> None:
+    """A name cut short or a phrase without a verb never reaches verification; statements
+    the small tagger misreads ("Sedgwick married actor ...") and words that are prefixes of
+    longer ones in the sentence ("Japan" of "Japanese") stay."""
+    from factscore_local.fragments import cut_word, fragment_reasons
+
+    sentence = "Andre Agassi is a retired American tennis player who won eight majors."
+    lm = FakeLM(
+        {sentence: "- Andre Ag.\n- Andre Agassi is a retired tennis player.\n- After 1990."}
+    )
+    dec = Decomposer(lm, DemoSelector(load_demos(None)), apply_postprocess=False)
+    assert dec.run(sentence)[0][1] == ["Andre Agassi is a retired tennis player."]
+
+    assert cut_word("He played for the Cleveland Cav.", "He played for the Cleveland Cavaliers.")
+    assert not cut_word("Takeo Miki was a Prime Minister of Japan.", "Miki, a Japanese PM.")
+    assert not cut_word("He won in Japan.", "He won in Japan.")
+    facts = [
+        "Sedgwick married actor Kevin Bacon on September 4, 1988.",
+        "Fear & Fancy hosts soirees.",
+        "Despite several hiatuses.",
+        "Andre Ag.",
+        "He has been married.",
+    ]
+    sentences = [
+        "Sedgwick and Bacon wed in 1988.",
+        "Fear & Fancy holds soirees.",
+        "Despite several hiatuses, the band continued.",
+        sentence,
+        "He married.",
+    ]
+    assert fragment_reasons(facts, sentences) == [None, None, "no verb", "cut word", None]
