@@ -100,8 +100,17 @@ def repair_sentences(sentences: list[str], initials: list[str]) -> list[str]:
 
 
 def _split_paragraph(paragraph: str) -> list[str]:
-    raw = [s.strip() for s in _segmenter().segment(paragraph)]
-    return repair_sentences([s for s in raw if s], detect_initials(paragraph))
+    # pysbd cuts an ellipsis into pieces ("Love is..." -> "Love is..", ". "); a piece with
+    # no letter or digit goes back onto the previous one as written, so the repairs below
+    # do not put a space inside it ("Love is.. .").
+    raw: list[str] = []
+    for piece in _segmenter().segment(paragraph):
+        if raw and not any(ch.isalnum() for ch in piece):
+            raw[-1] += piece
+        else:
+            raw.append(piece)
+    stripped = [s.strip() for s in raw]
+    return repair_sentences([s for s in stripped if s], detect_initials(paragraph))
 
 
 # A "sentence" longer than this (an unpunctuated wall of text) is cut into pieces of this

@@ -107,3 +107,12 @@ def test_sentence_counts_match_human_split() -> None:
     rate = close / len(rows)
     print(f"sentence count within +-1 of the human split: {rate:.2f} ({close}/{len(rows)})")
     assert rate >= 0.8
+
+
+def test_an_ellipsis_stays_as_written() -> None:
+    """pysbd cuts "..." into pieces; the sentence keeps the text as written (not "is.. .")."""
+    texts = [s.text for s in split_sentences("Love is... a feeling. She sang it.")]
+    assert texts == ["Love is... a feeling.", "She sang it."]
+    assert [s.text for s in split_sentences('He wrote "Love is..." in 1990.')] == [
+        'He wrote "Love is..." in 1990.'
+    ]
