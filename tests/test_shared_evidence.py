@@ -199,3 +199,29 @@ def test_auto_reads_the_cheaper_kind_per_page(db_index):
     shared = shared_blocks(groups, many, lambda _: 100, budget)
     paged = page_blocks([t] * len(many), many, ks.get_passages, lambda _: 100, budget)
     assert cheaper_per_page([t] * len(many), shared, paged, lambda _: 100) == paged
+
+
+@pytest.mark.slow
+def test_page_segments_with_the_small_lm_decide_alone_as_together_and_resume(db_index, tmp_path):
+    """Page segments on a real long page (small budget: several segments): a fact's margin
+    is the same verified with the others, alone, and from the cache; every fact's segment
+    holds at least one of its own passages."""
+    from factscore_local.model_store import SMALL_LM, installed_path
+
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    bio, ks = long_page_bio(db_index)
+    atoms = [f["text"] for s in bio.annotations for f in s.get("model-atomic-facts") or []][:6]
+    config = EvalConfig(index=db_index, lm=SMALL_LM, evidence="page", evidence_budget=1500,
+                        cache=tmp_path / "cache.db")  # fmt: skip
+    together = Estimator(config).verify([(bio.topic, bio.topic, a) for a in atoms])
+    page_ids = {p.passage_id for p in ks.get_passages(bio.topic)}
+    assert len({r.block for r in together}) >= 2  # the page was cut
+    for r in together:
+        assert set(r.block) <= page_ids and {e.passage_id for e in r.evidence} & set(r.block)
+    fresh = EvalConfig(index=db_index, lm=SMALL_LM, evidence="page", evidence_budget=1500)
+    alone = Estimator(fresh).verify([(bio.topic, bio.topic, atoms[3])])
+    assert alone[0].margin == together[3].margin and alone[0].block == together[3].block
+    again = Estimator(config)
+    assert again.verify([(bio.topic, bio.topic, a) for a in atoms]) == together
+    assert again.cache.misses == 0
