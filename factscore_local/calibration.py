@@ -216,7 +216,7 @@ def _fit_rule(
     # Cutoffs on the log-odds: quantiles of every fact's score, 0 (probability 0.5) and
     # below everything; each folded into the bias.
     scores = np.concatenate(
-        [rule_score({**s.signals}, tuple(weights)) for s in items if len(s.bio)]
+        [rule_score(s.signals, tuple(weights)) for s in items if len(s.bio)]
         + [rule_score(s.h_signals, tuple(weights)) for s in items]
     )
     cutoffs = _candidates(scores, 0.0)
