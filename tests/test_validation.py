@@ -232,6 +232,32 @@ def test_calibrate_then_eval_with_its_settings(db_index, tmp_path):
     assert error_rate([]) == pytest.approx(settings["defaults"]["error_rate"], abs=0.01)
 
 
+@pytest.mark.slow
+def test_calibrate_a_fitted_rule_then_eval_with_it(db_index, tmp_path):
+    """The fitted rule through the CLI with the small LM: calibrate writes its weights,
+    eval --settings applies them and reproduces the fitted error rate."""
+    from factscore_local.model_store import SMALL_LM, installed_path
+
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    args = ["--index", str(db_index), "--input", str(require(DEV / "InstructGPT.jsonl")),
+            "--n-samples", "2", "--use-atomic-facts", "--lm", SMALL_LM,
+            "--verifier", "retrieve-lm+np-fitted", "--cache", str(tmp_path / "c.db"),
+            "--quiet"]  # fmt: skip
+    settings_path = tmp_path / "settings.json"
+    fitted = CliRunner().invoke(main, ["calibrate", *args, "--out", str(settings_path)])
+    assert fitted.exit_code == 0, fitted.output
+    settings = read_settings(settings_path)
+    assert settings["verifier"] == "retrieve-lm+np-fitted" and len(settings["rule_weights"]) == 4
+    result = CliRunner().invoke(
+        main, ["eval", *args, "--gamma", "0", "--json", "--settings", str(settings_path)]
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["error_rate"] == pytest.approx(settings["fit"]["error_rate"], abs=0.01)
+    assert summary["thresholds"]["rule_weights"] == settings["rule_weights"]
+
+
 def labeled_row(line: int, topic: str, human: float | None, facts: list[tuple]) -> BioRow:
     """A row whose model facts and human facts are the same (margin, np, human label)."""
     decisions = [
