@@ -84,7 +84,15 @@ def prompt_hashes(config: EvalConfig) -> dict:
         REFERENCE_INSTRUCTION if config.decompose_prompt == "reference" else (DEFAULT_INSTRUCTION)
     )
     return {
-        "retrieve_lm": _sha(retrieve_lm_prompt("{topic}", "{fact}", [("{title}", "{text}")])),
+        "retrieve_lm": _sha(
+            retrieve_lm_prompt(
+                "{topic}",
+                "{fact}",
+                [("{title}", "{text}")],
+                config.verify_demos,
+                "{sentence}" if config.fact_context == "sentence" else "",
+            )
+        ),
         "no_context": _sha(no_context_prompt("{topic}", "{fact}")),
         "causal_np": _sha(causal_context(["{text}"])),
         "decompose": _sha(decompose),
