@@ -15,6 +15,7 @@ adjacent, and the prefix is evaluated once for all of them.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -66,6 +67,19 @@ def render_chat(template: str | None, user: str, bos: str = "", eos: str = "") -
     """A user turn plus the assistant's opening, with the model's own chat template."""
     if not template:
         return user
+    return _compiled_template(template).render(
+        messages=[{"role": "user", "content": user}],
+        add_generation_prompt=True,
+        bos_token=bos,
+        eos_token=eos,
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled_template(template: str):
+    """A chat template compiled once: compiling Qwen2.5's takes ~6 ms, rendering it ~10 µs,
+    and a run renders a prompt per fact (py-spy: 13% of a verification run's samples were
+    spent compiling it again for each prompt)."""
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
@@ -74,12 +88,7 @@ def render_chat(template: str | None, user: str, bos: str = "", eos: str = "") -
         raise ValueError(message)
 
     env.globals["raise_exception"] = raise_exception
-    return env.from_string(template).render(
-        messages=[{"role": "user", "content": user}],
-        add_generation_prompt=True,
-        bos_token=bos,
-        eos_token=eos,
-    )
+    return env.from_string(template)
 
 
 def cut_at_stop(text: str, stop: list[str]) -> str:
