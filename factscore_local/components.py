@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from factscore_local.cache import ResultCache, cached_batch, key_of
+from factscore_local.cache import ResultCache, cached_batch, content_sha256, key_of
 from factscore_local.config import JOINT_NP, EvalConfig
 from factscore_local.progress import Progress
 
@@ -45,9 +45,11 @@ class Lazy(Generic[T]):
         return self._value  # type: ignore[return-value]
 
 
-def model_identity(path: Path, backend: str) -> str:
-    stat = path.stat()
-    return f"{path.name}|{stat.st_size}|{int(stat.st_mtime)}|{backend}"
+def model_identity(path: Path, backend: str, cache: ResultCache) -> str:
+    """What the cache keys an LM's results by: its name, size and content digest (not its
+    mtime: a reinstalled model keeps its results), and the backend."""
+    size = sum(p.stat().st_size for p in ([path] if path.is_file() else path.rglob("*")))
+    return f"{path.name}|{size}|sha256:{content_sha256(path, cache)}|{backend}"
 
 
 class CachedLM:
@@ -220,7 +222,7 @@ def load_shared_lm(config: EvalConfig):
 def _cached_lm(config: EvalConfig, raw, cache: ResultCache, progress: Progress) -> CachedLM:
     from factscore_local.model_store import resolve_lm
 
-    identity = model_identity(resolve_lm(config.lm), raw.backend)
+    identity = model_identity(resolve_lm(config.lm), raw.backend, cache)
     return CachedLM(raw, cache, identity, progress)
 
 

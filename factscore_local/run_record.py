@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
-from factscore_local.cache import ResultCache, key_of
+from factscore_local.cache import ResultCache, content_sha256
 from factscore_local.config import EvalConfig
 from index.builder import file_sha256
 
@@ -41,21 +41,8 @@ def lm_fingerprint(path: Path, backend: str, cache: ResultCache) -> dict:
     name order). The digest is computed once per file identity and kept in the cache."""
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     size = sum(p.stat().st_size for p in files)
-    identity = [(str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
-    key = key_of("sha256", identity)
-    digest = cache.get(key)
-    if digest is None:
-        if path.is_file():
-            digest = file_sha256(path)
-        else:
-            whole = hashlib.sha256()
-            for p in files:
-                whole.update(p.relative_to(path).as_posix().encode())
-                whole.update(file_sha256(p).encode())
-            digest = whole.hexdigest()
-        cache.put_many("sha256", {key: digest})
-    return {"name": path.name, "path": str(path), "size": size, "sha256": digest,
-            "backend": backend}  # fmt: skip
+    return {"name": path.name, "path": str(path), "size": size,
+            "sha256": content_sha256(path, cache), "backend": backend}  # fmt: skip
 
 
 def index_fingerprint(index_dir: Path) -> dict:
