@@ -8,12 +8,15 @@ two runs may share one file (WAL mode, short transactions).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+
+EXPORT_FORMAT = "factscore-local cache export 1"
 
 
 def key_of(*parts: object) -> str:
@@ -89,6 +92,54 @@ class ResultCache:
                     [(k, kind, json.dumps(v)) for k, v in items.items()],
                 )
                 self.conn.commit()
+
+    def export(self, out: Path, kinds: Sequence[str] | None = None) -> int:
+        """Writes the stored results (of ``kinds``, default all but the machine-local file
+        digests) to a gzipped JSONL file, one [key, kind, value] per line after a header.
+        Returns the number of results written. Keys are hashes: the file holds no prompt."""
+        if self.conn is None:
+            raise ValueError("a memory-only cache has nothing to export")
+        rows = [
+            row
+            for row in self.conn.execute("SELECT key, kind, value FROM results ORDER BY key")
+            if (row[1] in kinds if kinds else row[1] != "sha256")
+        ]
+        out.parent.mkdir(parents=True, exist_ok=True)
+        partial = out.with_name(out.name + ".partial")
+        # No name and no time in the gzip header: the same results give the same bytes.
+        with partial.open("wb") as f, gzip.GzipFile("", "wb", fileobj=f, mtime=0) as raw:
+            raw.write((json.dumps({"format": EXPORT_FORMAT, "results": len(rows)}) + "\n").encode())
+            for key, kind, value in rows:
+                raw.write(f'["{key}", "{kind}", {value}]\n'.encode())
+        partial.replace(out)
+        return len(rows)
+
+    def import_file(self, path: Path) -> tuple[int, int]:
+        """Adds the results of an exported file that are not stored yet (stored ones win).
+        Returns (added, already present). A file cut short or not an export is refused
+        before anything is added."""
+        if self.conn is None:
+            raise ValueError("importing needs a cache file (--cache)")
+        try:
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                header = json.loads(f.readline())
+                rows = [json.loads(line) for line in f]
+        except (OSError, EOFError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: not a readable cache export ({exc})") from exc
+        if not isinstance(header, dict) or header.get("format") != EXPORT_FORMAT:
+            raise ValueError(f"{path}: not a cache export of this format ({EXPORT_FORMAT})")
+        if header.get("results") != len(rows) or any(len(r) != 3 for r in rows):
+            raise ValueError(f"{path}: holds {len(rows)} results, its header says "
+                             f"{header.get('results')}: cut short or damaged")  # fmt: skip
+        with self._lock:
+            before = self.conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO results(key, kind, value) VALUES (?, ?, ?)",
+                [(key, kind, json.dumps(value)) for key, kind, value in rows],
+            )
+            self.conn.commit()
+            after = self.conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+        return after - before, len(rows) - (after - before)
 
     def close(self) -> None:
         if self.conn is not None:

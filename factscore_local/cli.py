@@ -288,6 +288,48 @@ def models_install_cmd(names) -> None:
             _fail(f"{name}: {exc}")
 
 
+@main.group("cache")
+def cache_group() -> None:
+    """Move a result cache between machines: its results keyed by hashes (no prompt text)."""
+
+
+@cache_group.command("export")
+@click.option("--cache", "cache_path", required=True, type=click.Path(path_type=Path))
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="A .jsonl.gz file.")
+@click.option("--kind", "kinds", multiple=True, help="Only these kinds (e.g. true_false).")
+def cache_export_cmd(cache_path: Path, out: Path, kinds: tuple[str, ...]) -> None:
+    """Write the cached model results to one gzipped file."""
+    from factscore_local.cache import ResultCache
+
+    if not cache_path.is_file():
+        _fail(f"no cache at {cache_path}")
+    cache = ResultCache(cache_path)
+    try:
+        n = cache.export(out, kinds)
+    finally:
+        cache.close()
+    click.echo(f"cache: {n} results written to {out}")
+
+
+@cache_group.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--cache", "cache_path", required=True, type=click.Path(path_type=Path))
+def cache_import_cmd(files: tuple[Path, ...], cache_path: Path) -> None:
+    """Add exported results to a cache (results already there are kept)."""
+    from factscore_local.cache import ResultCache
+
+    cache = ResultCache(cache_path)
+    try:
+        for path in files:
+            try:
+                added, present = cache.import_file(path)
+            except (OSError, ValueError) as exc:
+                _fail(str(exc))
+            click.echo(f"cache: {path}: {added} results added, {present} already there")
+    finally:
+        cache.close()
+
+
 @main.group("sources")
 def sources_group() -> None:
     """Knowledge sources that ship as PyPI packages (open-domain text for build-index)."""

@@ -80,3 +80,52 @@ def test_key_of_does_not_merge_parts():
     assert key_of("gen", "m", "p", 128, ["\n"]) != key_of("gen", "m", "p", 128, ["\n\n"])
     assert key_of(0, "topic", "atom") != key_of(1, "topic", "atom")
     assert key_of({"a": 1, "b": 2}) == key_of({"b": 2, "a": 1})
+
+
+def _cache_with_results(path) -> ResultCache:
+    cache = ResultCache(path)
+    cache.put_many("true_false", {key_of("judge", "m", "p1"): [1.25, -0.5, 0.75]})
+    cache.put_many("generate", {key_of("gen", "m", "p2"): "He was born in 1950."})
+    cache.put_many("sha256", {key_of("sha256", "local path"): "abc"})  # machine-local
+    return cache
+
+
+def test_export_and_import_carry_results_but_not_local_digests(tmp_path):
+    source = _cache_with_results(tmp_path / "a.db")
+    assert source.export(tmp_path / "x.jsonl.gz") == 2
+    # The same results give the same bytes (no timestamp in the gzip header).
+    source.export(tmp_path / "y.jsonl.gz")
+    assert (tmp_path / "x.jsonl.gz").read_bytes() == (tmp_path / "y.jsonl.gz").read_bytes()
+    assert source.export(tmp_path / "z.jsonl.gz", ["generate"]) == 1
+    target = ResultCache(tmp_path / "b.db")
+    target.put_many("generate", {key_of("gen", "m", "p2"): "kept"})  # stored ones win
+    assert target.import_file(tmp_path / "x.jsonl.gz") == (1, 1)
+    assert target.get(key_of("judge", "m", "p1")) == [1.25, -0.5, 0.75]
+    assert target.get(key_of("gen", "m", "p2")) == "kept"
+    assert target.get(key_of("sha256", "local path")) is None
+    assert target.import_file(tmp_path / "x.jsonl.gz") == (0, 2)
+
+
+def test_a_damaged_export_adds_nothing(tmp_path):
+    import gzip
+
+    import pytest
+
+    source = _cache_with_results(tmp_path / "a.db")
+    good = tmp_path / "x.jsonl.gz"
+    source.export(good)
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(good.read_bytes()[:-12])  # a copy that stopped early
+    with gzip.open(good, "rt") as f:
+        lines = f.read().splitlines()
+    short = tmp_path / "short.jsonl.gz"
+    with gzip.open(short, "wt") as f:  # a line lost, the header intact
+        f.write("\n".join(lines[:-1]) + "\n")
+    other = tmp_path / "other.jsonl.gz"
+    with gzip.open(other, "wt") as f:
+        f.write('{"title": "not an export"}\n')
+    target = ResultCache(tmp_path / "b.db")
+    for path, message in ((cut, "not a readable"), (short, "cut short"), (other, "format")):
+        with pytest.raises(ValueError, match=message):
+            target.import_file(path)
+    assert target.conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 0

@@ -145,3 +145,30 @@ def test_bad_records_are_refused_clearly(tmp_path):
         read_record(bad)
     result = CliRunner().invoke(main, ["rerun", str(tmp_path / "nothing.json")])
     assert result.exit_code != 0 and "no run record" in result.output
+
+
+def test_exported_results_serve_a_copied_model_on_another_cache(db_index, tmp_path):
+    """Results keyed by the model's content: exported, imported into a fresh cache and read
+    back for a copy of the model file (another path and mtime) without one model call."""
+    small = installed_path(SMALL_LM)
+    if small is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    extra = ("--verifier", "retrieve-lm", "--n-samples", "1", "--no-validate")
+    first = run_eval(db_index, tmp_path, require(LABELED), *extra, "--lm", SMALL_LM, name="a")
+    assert read_record(first.with_name("a.jsonl.record.json"))["cache"]["misses"] > 0
+    export = tmp_path / "results.jsonl.gz"
+    runner = CliRunner()
+    out = runner.invoke(main, ["cache", "export", "--cache", str(tmp_path / "c.db"),
+                               "--out", str(export)])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    (tmp_path / "c.db").unlink()
+    copy = tmp_path / "elsewhere" / small.name
+    copy.parent.mkdir()
+    shutil.copyfile(small, copy)
+    out = runner.invoke(main, ["cache", "import", str(export), "--cache", str(tmp_path / "c.db")])
+    assert out.exit_code == 0 and "results added" in out.output, out.output
+    second = run_eval(db_index, tmp_path, require(LABELED), *extra, "--lm", str(copy), name="b")
+    record = read_record(second.with_name("b.jsonl.record.json"))
+    # One miss: the copy's digest, computed once for its new path; no model result.
+    assert record["cache"]["misses"] == 1 and record["cache"]["hits"] > 0
+    assert first.read_text("utf-8") == second.read_text("utf-8")
