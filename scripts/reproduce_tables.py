@@ -25,7 +25,9 @@
   demonstrations) on the first ``--ablation-topics`` topics.
 
 Every model result goes through one SQLite cache (``--cache``), so a rerun, or a run with
-more topics, only computes what is new. Prints markdown; writes all figures as JSON.
+more topics, only computes what is new; ``--seed-cache FILE`` first imports the results of
+an earlier run (``fscore cache export``), e.g. on another machine. Prints markdown; writes
+all figures as JSON.
 """
 
 from __future__ import annotations
@@ -761,6 +763,8 @@ def parse_args() -> argparse.Namespace:
         default=ROOT.parent / "shared/data/factscore/demos/demons.json",
     )
     ap.add_argument("--cache", type=Path, default=ROOT / "bench-out" / "tables-cache.db")
+    ap.add_argument("--seed-cache", type=Path, action="append", default=[],
+                    help="import these `fscore cache export` files into --cache first")  # fmt: skip
     ap.add_argument("--lm", default=None, help="default: the embedded 1.5B GGUF")
     ap.add_argument("--topics", type=int, default=15)
     ap.add_argument(
@@ -812,7 +816,13 @@ def main() -> None:
     args = parse_args()
     report: dict = {"topics": args.topics, "objective": args.objective}
     section_table1(report, load_labeled(args.data), args.index)
+    for export in args.seed_cache:  # results of an earlier run, carried in one file
+        from factscore_local.cache import ResultCache
 
+        seeded = ResultCache(args.cache)
+        added, present = seeded.import_file(export)
+        seeded.close()
+        log(f"seeded {args.cache} from {export}: {added} results added, {present} there")
     run = Runner(
         args.index, args.cache, args.data, args.lm, args.max_passages, args.evidence, args.rows
     )
