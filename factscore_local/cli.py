@@ -20,9 +20,11 @@ from factscore_local.config import (
     PASSAGE_ORDERS,
     RETRIEVALS,
     STANDIN_NP_THRESHOLDS,
+    VERIFY_FORMATS,
 )
 from factscore_local.evidence import EVIDENCE_MODES
 from factscore_local.verifiers import verifier_names
+from factscore_local.verify_prompt import QUESTIONS
 from index.offline import enforce_offline
 
 
@@ -481,6 +483,22 @@ ESTIMATOR_OPTIONS = [
         show_default=True,
         help="'sentence': the verifier also sees the sentence the fact was taken from, as "
         "context for its pronouns (not as evidence).",
+    ),
+    click.option(
+        "--verify-format",
+        type=click.Choice(VERIFY_FORMATS),
+        default=DEFAULTS["verify_format"],
+        show_default=True,
+        help="'chat': verification prompts in the model's chat template; 'plain': as text "
+        "ending in 'Answer:'.",
+    ),
+    click.option(
+        "--verify-question",
+        type=click.Choice(list(QUESTIONS)),
+        default=DEFAULTS["verify_question"],
+        show_default=True,
+        help="The question after the statement and its answer words: 'true-false' (True or "
+        "False?, FActScore's) or 'yes-no' (Yes or No?).",
     ),
     click.option(
         "--evidence",

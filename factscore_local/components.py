@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from factscore_local.cache import ResultCache, cached_batch, content_sha256, key_of
 from factscore_local.config import JOINT_NP, EvalConfig
+from factscore_local.lm.base import answer_words
 from factscore_local.progress import Progress
 
 T = TypeVar("T")
@@ -95,12 +96,17 @@ class CachedLM:
         return [tuple(v) for v in values]
 
     def judge(
-        self, prompts: list[str], prefixes: list[str], statements: list[str]
+        self,
+        prompts: list[str],
+        prefixes: list[str],
+        statements: list[str],
+        answers: tuple[str, str] = ("True", "False"),
     ) -> list[tuple[float, float, float]]:
-        """(true logit, false logit, statement probability) per verification prompt, from
-        one forward pass: the statement probability is the mean probability of the
+        """(positive logit, negative logit, statement probability) per verification prompt,
+        from one forward pass: the statement probability is the mean probability of the
         statement's content tokens as the prompt writes them after its evidence (the
-        ``lm-joint`` NP). statements[i] is the text after the prompt's last STATEMENT."""
+        ``lm-joint`` NP). statements[i] is the text after the prompt's last STATEMENT;
+        ``answers``: the words of the positive and negative answer the prompt asks for."""
         from npm.causal_np import content_probability, skip_ids
 
         if self._skip is None:
@@ -110,14 +116,17 @@ class CachedLM:
 
         def rows(texts: list[str], shared: list[str] | None) -> list[list[float]]:
             judged = self.lm.true_false_with_statement(
-                texts, shared or [""] * len(texts), [span_of[t] for t in texts]
+                texts, shared or [""] * len(texts), [span_of[t] for t in texts], labels
             )
             return [
                 [v.true_logit, v.false_logit, content_probability(ids, lp, self._skip)]
                 for v, ids, lp in judged
             ]
 
-        keys = [key_of("judge", self.model_id, p) for p in prompts]
+        labels = (answer_words(answers[0]), answer_words(answers[1]))
+        # Other answer words are part of the key (True / False keys stay as they were).
+        tag = () if answers == ("True", "False") else (answers,)
+        keys = [key_of("judge", self.model_id, *tag, p) for p in prompts]
         values = self._scored("true_false", keys, prompts, prefixes, rows)
         return [(float(t), float(f), float(p)) for t, f, p in values]
 

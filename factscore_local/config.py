@@ -19,6 +19,7 @@ from factscore_local.evidence import EVIDENCE_MODES
 from factscore_local.lm import BACKENDS as LM_BACKENDS
 from factscore_local.lm import LM_CONTEXT
 from factscore_local.verifiers import RULE_FEATURES, Thresholds, get_verifier
+from factscore_local.verify_prompt import QUESTIONS
 from npm.np_prob import DEFAULT_NP_THRESHOLD as NPM_THRESHOLD
 
 RETRIEVALS = ("bm25", "dense")
@@ -31,6 +32,9 @@ DECOMPOSE_PROMPTS = ("ours", "reference")
 # What the verifier sees of a fact besides the statement: "sentence" adds the sentence it
 # was taken from, as context for its pronouns and references (not as evidence).
 FACT_CONTEXTS = ("none", "sentence")
+# How a verification prompt reaches the LM: "chat", wrapped in the model's chat template;
+# "plain", as text ending in "Answer:".
+VERIFY_FORMATS = ("chat", "plain")
 DEFAULT_GAMMA = 10.0
 # Room in the context for the instruction, the chat template and the fact after a block.
 MAX_EVIDENCE_BUDGET = LM_CONTEXT - 512
@@ -79,6 +83,8 @@ class EvalConfig:
     # Worked examples of the True/False judgement before the Retrieve→LM prompt's evidence.
     verify_demos: bool = False
     fact_context: str = "none"  # one of FACT_CONTEXTS
+    verify_format: str = "chat"  # one of VERIFY_FORMATS
+    verify_question: str = "true-false"  # a key of verify_prompt.QUESTIONS
     # "per-fact": each fact's own top-k passages (the paper's procedure); "shared": the
     # facts of a bio share one block, the union of their top-k; "page": each fact is judged
     # against the segment of its page that holds its top-k; "auto": per page, whichever of
@@ -120,6 +126,8 @@ class EvalConfig:
             ("passage_order", PASSAGE_ORDERS),
             ("decompose_prompt", DECOMPOSE_PROMPTS),
             ("fact_context", FACT_CONTEXTS),
+            ("verify_format", VERIFY_FORMATS),
+            ("verify_question", tuple(QUESTIONS)),
             ("abstain", ABSTAIN_RULES),
             ("evidence", EVIDENCE_MODES),
         ):

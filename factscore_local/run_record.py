@@ -64,12 +64,15 @@ def prompt_hashes(config: EvalConfig) -> dict:
     """sha256 of each prompt template, rendered on fixed placeholders (a change of
     wording anywhere in a template changes its hash)."""
     from factscore_local.decompose import DEFAULT_INSTRUCTION, REFERENCE_INSTRUCTION
-    from factscore_local.verify_prompt import no_context_prompt, retrieve_lm_prompt
+    from factscore_local.verify_prompt import PLAIN_ANSWER, no_context_prompt, retrieve_lm_prompt
     from npm.causal_np import causal_context
 
     decompose = (
         REFERENCE_INSTRUCTION if config.decompose_prompt == "reference" else (DEFAULT_INSTRUCTION)
     )
+    # The plain format's ending marks its hashes; the chat template is the model's own.
+    ending = PLAIN_ANSWER if config.verify_format == "plain" else ""
+    question = config.verify_question
     return {
         "retrieve_lm": _sha(
             retrieve_lm_prompt(
@@ -78,9 +81,11 @@ def prompt_hashes(config: EvalConfig) -> dict:
                 [("{title}", "{text}")],
                 config.verify_demos,
                 "{sentence}" if config.fact_context == "sentence" else "",
+                question,
             )
+            + ending
         ),
-        "no_context": _sha(no_context_prompt("{topic}", "{fact}")),
+        "no_context": _sha(no_context_prompt("{topic}", "{fact}", question) + ending),
         "causal_np": _sha(causal_context(["{text}"])),
         "decompose": _sha(decompose),
     }

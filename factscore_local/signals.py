@@ -25,6 +25,8 @@ from factscore_local.evidence import cheaper_per_page, page_blocks, shared_block
 from factscore_local.records import Evidence
 from factscore_local.verifiers import Verifier
 from factscore_local.verify_prompt import (
+    PLAIN_ANSWER,
+    QUESTIONS,
     STATEMENT,
     no_context_prompt,
     open_prompt,
@@ -61,7 +63,7 @@ def compute_signals(
     joint_np = verifier.uses_np and config.np_model_spec == JOINT_NP
     retrieved_margin = verifier.uses_margin and verifier.margin_context != "none"
     if verifier.uses_margin and not retrieved_margin:
-        values["margin"] = no_context_margins(queries, parts)
+        values["margin"] = no_context_margins(queries, parts, config)
     if retrieved_margin or joint_np:
         margins, statement_p, evidence, blocks = retrieved_margins(queries, parts, config)
         if retrieved_margin:
@@ -78,23 +80,33 @@ def compute_signals(
 
 
 def _judged(
-    parts: Components, prompts: list[str], atoms: list[str]
+    parts: Components, texts: list[str], atoms: list[str], config: EvalConfig
 ) -> tuple[np.ndarray, np.ndarray]:
-    """logit(True) - logit(False) per prompt, and the probability of its statement's
-    content tokens, from one pass; the part before the statement is the shared prefix,
-    evaluated once for the prompts that have it."""
+    """logit(True) - logit(False) (or of the question's other answer words) per prompt
+    text, and the probability of its statement's content tokens, from one pass; the part
+    before the statement is the shared prefix, evaluated once for the prompts that have
+    it."""
+    lm = parts.lm.get()
+    if config.verify_format == "chat":
+        prompts = [lm.chat(text) for text in texts]
+    else:
+        prompts = [text + PLAIN_ANSWER for text in texts]
     prefixes = [p[: p.rindex(STATEMENT)] for p in prompts]
-    rows = parts.lm.get().judge(prompts, prefixes, atoms)
+    rows = lm.judge(prompts, prefixes, atoms, QUESTIONS[config.verify_question][1])
     return np.asarray([t - f for t, f, _ in rows], float), np.asarray([p for *_, p in rows])
 
 
-def no_context_margins(queries: list[FactQuery], parts: Components) -> np.ndarray:
-    lm = parts.lm.get()
-    prompts = [
-        lm.chat(no_context_prompt(q.topic, q.atom) if q.topic else open_prompt(q.atom, []))
+def no_context_margins(
+    queries: list[FactQuery], parts: Components, config: EvalConfig
+) -> np.ndarray:
+    question = config.verify_question
+    texts = [
+        no_context_prompt(q.topic, q.atom, question)
+        if q.topic
+        else open_prompt(q.atom, [], question)
         for q in queries
     ]
-    return _judged(parts, prompts, [q.atom for q in queries])[0]
+    return _judged(parts, texts, [q.atom for q in queries], config)[0]
 
 
 def _own_passages(queries: list[FactQuery], parts: Components, k: int, method: str) -> list:
@@ -150,6 +162,7 @@ def retrieved_margins(
     """Margins and statement probabilities of the Retrieve→LM prompts, each fact's own
     top-k and the block it was judged against."""
     lm = parts.lm.get()
+    question = config.verify_question
     hits = _own_passages(queries, parts, config.k, config.retrieval)
     lengths: dict = {}
 
@@ -159,7 +172,7 @@ def retrieved_margins(
         return lengths[p.passage_id]
 
     blocks = _judged_on(queries, hits, parts, config, token_len)
-    prompts, evidence = [], []
+    texts, evidence = [], []
     for q, fact_hits, block in zip(queries, hits, blocks, strict=True):
         evidence.append(
             tuple(
@@ -177,12 +190,13 @@ def retrieved_margins(
         pairs = [(p.title, p.text) for p in passages]
         if q.topic:
             sentence = q.sentence if config.fact_context == "sentence" else ""
-            prompt = retrieve_lm_prompt(q.topic, q.atom, pairs, config.verify_demos, sentence)
-            prompts.append(lm.chat(prompt))
+            texts.append(
+                retrieve_lm_prompt(q.topic, q.atom, pairs, config.verify_demos, sentence, question)
+            )
         else:
-            prompts.append(lm.chat(open_prompt(q.atom, pairs)))
+            texts.append(open_prompt(q.atom, pairs, question))
     block_ids = [None if b is None else tuple(p.passage_id for p in b) for b in blocks]
-    margins, statement_p = _judged(parts, prompts, [q.atom for q in queries])
+    margins, statement_p = _judged(parts, texts, [q.atom for q in queries], config)
     return margins, statement_p, evidence, block_ids
 
 

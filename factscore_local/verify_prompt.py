@@ -9,6 +9,15 @@ from __future__ import annotations
 
 from index.chunking import strip_markers
 
+# The question after the statement, and the words its two answers start with (their
+# first tokens' logits are compared). "true-false" is FActScore's.
+QUESTIONS = {
+    "true-false": ("True or False?", ("True", "False")),
+    "yes-no": ("Yes or No?", ("Yes", "No")),
+}
+DEFAULT_QUESTION = "true-false"
+# What a prompt ends with when it is not wrapped in the model's chat template.
+PLAIN_ANSWER = "\nAnswer:"
 INSTRUCTION = "Decide whether a statement about {topic} is supported by the passages below."
 NO_CONTEXT_INSTRUCTION = "Decide whether this statement about {topic} is true."
 STATEMENT = "Statement: "  # where a prompt stops being shared by the facts of a page
@@ -41,22 +50,25 @@ DEMOS_INTRO = "Examples of the task, on a passage about someone else:"
 DEMOS_OUTRO = "Now the task itself."
 
 
-def verification_demos() -> str:
+def verification_demos(question: str = DEFAULT_QUESTION) -> str:
+    text, (yes, no) = QUESTIONS[question]
     judged = "\n".join(
-        f"{STATEMENT}{fact} True or False? {answer}" for fact, answer in DEMO_JUDGEMENTS
+        f"{STATEMENT}{fact} {text} {yes if answer == 'True' else no}"
+        for fact, answer in DEMO_JUDGEMENTS
     )
     return f"{DEMOS_INTRO}\n\n{DEMO_PASSAGE}\n\n{judged}\n\n{DEMOS_OUTRO}\n\n"
 
 
-def statement_line(atom: str, sentence: str = "") -> str:
+def statement_line(atom: str, sentence: str = "", question: str = DEFAULT_QUESTION) -> str:
     """The statement and its question; with the sentence it was taken from as context (for
     its pronouns and references, not as evidence), written after the statement so that the
     prompt up to the statement stays the same for every fact of a block."""
+    text = QUESTIONS[question][0]
     if not sentence.strip():
-        return f"{STATEMENT}{atom.strip()} True or False?"
+        return f"{STATEMENT}{atom.strip()} {text}"
     return (
         f"{STATEMENT}{atom.strip()}\n(Taken from this sentence, which is context, not "
-        f'evidence: "{sentence.strip()}")\nTrue or False?'
+        f'evidence: "{sentence.strip()}")\n{text}'
     )
 
 
@@ -66,30 +78,34 @@ def retrieve_lm_prompt(
     passages: list[tuple[str, str]],
     demos: bool = False,
     sentence: str = "",
+    question: str = DEFAULT_QUESTION,
 ) -> str:
     """passages: (title, text) best first; they are written in reverse, best last. demos:
     worked examples first; sentence: the fact's sentence after the statement."""
     context = "\n\n".join(passage_block(title, text) for title, text in reversed(passages))
+    demos_text = verification_demos(question) if demos else ""
     return (
-        f"{verification_demos() if demos else ''}{INSTRUCTION.format(topic=topic)}\n\n"
-        f"{context}\n\n{statement_line(atom, sentence)}"
+        f"{demos_text}{INSTRUCTION.format(topic=topic)}\n\n"
+        f"{context}\n\n{statement_line(atom, sentence, question)}"
     )
 
 
-def no_context_prompt(topic: str, atom: str) -> str:
-    return (
-        f"{NO_CONTEXT_INSTRUCTION.format(topic=topic)}\n\n{STATEMENT}{atom.strip()} True or False?"
-    )
+def no_context_prompt(topic: str, atom: str, question: str = DEFAULT_QUESTION) -> str:
+    instruction = NO_CONTEXT_INSTRUCTION.format(topic=topic)
+    return f"{instruction}\n\n{statement_line(atom, '', question)}"
 
 
 OPEN_INSTRUCTION = "Decide whether the statement below is supported by the passages."
 OPEN_NO_CONTEXT = "Decide whether this statement is true."
 
 
-def open_prompt(atom: str, passages: list[tuple[str, str]]) -> str:
+def open_prompt(
+    atom: str, passages: list[tuple[str, str]], question: str = DEFAULT_QUESTION
+) -> str:
     """The Retrieve→LM prompt without a topic (evidence from the whole index): passages
     (title, text) best first, written best last."""
+    line = statement_line(atom, "", question)
     if not passages:  # no evidence: is the statement true?
-        return f"{OPEN_NO_CONTEXT}\n\n{STATEMENT}{atom.strip()} True or False?"
+        return f"{OPEN_NO_CONTEXT}\n\n{line}"
     context = "\n\n".join(passage_block(title, text) for title, text in reversed(passages))
-    return f"{OPEN_INSTRUCTION}\n\n{context}\n\n{STATEMENT}{atom.strip()} True or False?"
+    return f"{OPEN_INSTRUCTION}\n\n{context}\n\n{line}"

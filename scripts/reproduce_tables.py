@@ -16,7 +16,8 @@
 - Evidence modes: per-fact top-k, shared blocks and page segments on ``--evidence-bios``
   long-page bios.
 - Prompt levers (``--levers``): worked examples before the evidence, the fact's sentence
-  as context; each a second run on the same bios, against the main run.
+  as context, no chat template, a Yes/No question; each a run of its own on the same bios,
+  against the main run.
 - NP stand-ins: the MiniLM encoder with NPM's math vs the causal LM's token probabilities,
   on ``--np-topics`` topics, half from each topic half (cross-fitting within them).
 - What limits the estimate: the share of human-supported facts' content words present on
@@ -703,6 +704,8 @@ LEVERS = {
     "verification demos": {"verify_demos": True},
     "fact in its sentence": {"fact_context": "sentence"},
     "both": {"verify_demos": True, "fact_context": "sentence"},
+    "no chat template": {"verify_format": "plain"},
+    "yes-no question": {"verify_question": "yes-no"},
 }
 
 
@@ -712,7 +715,7 @@ def section_levers(report: dict, run: Runner, main_rows: list[BioRow], args) -> 
     with default and cross-fitted thresholds, all three subjects."""
     bios = run.bios(args.topics)
     out, table = {}, []
-    candidates = {"plain prompt": main_rows}
+    candidates = {"default prompt": main_rows}
     for name in args.levers:
         candidates[name] = run.rows(f"lever {name}", bios, verifier="retrieve-lm+np",
                                     np_model=args.np_model, **LEVERS[name])  # fmt: skip

@@ -69,9 +69,9 @@ def judged_prompts(raw) -> Iterator[list[str]]:
     captured: list[str] = []
     inner = raw.true_false_with_statement
 
-    def spy(prompts, prefixes, spans):
+    def spy(prompts, prefixes, spans, *labels):
         captured.extend(prompts)
-        return inner(prompts, prefixes, spans)
+        return inner(prompts, prefixes, spans, *labels)
 
     raw.true_false_with_statement = spy
     try:

@@ -1,5 +1,6 @@
-"""The verification prompt's options: worked examples before the evidence, and the fact's
-sentence as context after the statement. Both keep the prompt up to the statement the
+"""The verification prompt's options: worked examples before the evidence, the fact's
+sentence as context after the statement, the question (True or False? / Yes or No?) and
+the format (chat template or plain text). All keep the prompt up to the statement the
 same for every fact of a block (so the block's KV cache is shared), and keep the
 statement where the joint NP reads it."""
 
@@ -13,10 +14,11 @@ from factscore_local.estimator import Estimator
 from factscore_local.verify_prompt import (
     DEMO_JUDGEMENTS,
     STATEMENT,
+    no_context_prompt,
     retrieve_lm_prompt,
     verification_demos,
 )
-from tests.conftest import judged_prompts
+from tests.conftest import judged_prompts, require
 from tests.test_shared_evidence import long_page_bio
 
 PASSAGES = [("Ann Lee", "Ann Lee is a chemist born in Leeds."), ("Ann Lee", "She won a prize.")]
@@ -56,9 +58,24 @@ def test_the_sentence_follows_the_statement_and_leaves_the_prefix_alone():
     )
 
 
-def test_unknown_fact_context_is_an_error(tmp_path):
+def test_yes_no_question_changes_only_the_question_and_the_examples_answers():
+    tf = retrieve_lm_prompt("Ann Lee", "She won a prize.", PASSAGES)
+    yn = retrieve_lm_prompt("Ann Lee", "She won a prize.", PASSAGES, question="yes-no")
+    assert prefix(tf) == prefix(yn) and yn.endswith("She won a prize. Yes or No?")
+    demos = verification_demos("yes-no")
+    answers = [line.rsplit(" ", 1)[1] for line in demos.splitlines() if "Yes or No?" in line]
+    expected = ["Yes" if answer == "True" else "No" for _, answer in DEMO_JUDGEMENTS]
+    assert answers == expected and "True" not in demos
+    assert no_context_prompt("Ann Lee", "x.", "yes-no").endswith(f"{STATEMENT}x. Yes or No?")
+
+
+def test_unknown_prompt_options_are_errors(tmp_path):
     with pytest.raises(ValueError, match="fact_context must be one of"):
         EvalConfig(index=tmp_path, fact_context="paragraph")
+    with pytest.raises(ValueError, match="verify_format must be one of"):
+        EvalConfig(index=tmp_path, verify_format="markdown")
+    with pytest.raises(ValueError, match="verify_question must be one of"):
+        EvalConfig(index=tmp_path, verify_question="maybe")
 
 
 @pytest.mark.slow
@@ -86,3 +103,39 @@ def test_levers_reach_the_lm_on_a_real_bio(db_index, tmp_path):
     assert len(captured) == len({d.atom for d in row.decisions} | {f.atom for f in row.human.facts})
     (plain_row,) = Estimator(EvalConfig(**settings)).run([one], None)
     assert [d.margin for d in plain_row.decisions] != [d.margin for d in row.decisions]
+
+
+@pytest.mark.slow
+def test_plain_format_and_yes_no_reach_the_lm_on_a_real_bio(db_index, tmp_path):
+    """With the small LM on a real labeled bio: plain prompts carry no chat template and
+    end in the answer cue, yes-no prompts ask for Yes or No, and each setting is computed
+    and cached apart from the default's (other margins, no cache hit between them)."""
+    from factscore_local.inputs import Bio, read_bios
+    from factscore_local.model_store import SMALL_LM, installed_path
+    from index.reader import KnowledgeSource
+    from tests.test_shared_evidence import CHATGPT
+
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    ks = KnowledgeSource(db_index)
+    bio = next(b for b in read_bios(require(CHATGPT))
+               if b.annotations and len(ks.get_passages(b.topic)) <= 3)  # fmt: skip
+    annotations = [s for s in bio.annotations if s.get("human-atomic-facts")][:1]
+    one = Bio(line=1, topic=bio.topic, output="x", annotations=annotations,
+              has_annotations_key=True, source="ChatGPT.jsonl")  # fmt: skip
+    settings = dict(index=db_index, lm=SMALL_LM, use_atomic_facts=True,
+                    cache=tmp_path / "c.db")  # fmt: skip
+    margins = {}
+    for fmt, question in (("chat", "true-false"), ("plain", "true-false"), ("chat", "yes-no")):
+        estimator = Estimator(EvalConfig(**settings, verify_format=fmt, verify_question=question))
+        with judged_prompts(estimator.lm().lm) as captured:
+            (row,) = estimator.run([one], None)
+        assert captured and estimator.cache.misses > 0  # nothing reused from another setting
+        chat = "<|im_start|>" in captured[0]
+        assert chat == (fmt == "chat")
+        if fmt == "plain":
+            assert all(p.endswith("True or False?\nAnswer:") for p in captured)
+        if question == "yes-no":
+            assert all("Yes or No?" in p and "True or False?" not in p for p in captured)
+        margins[fmt, question] = [d.margin for d in row.decisions]
+    assert len({tuple(m) for m in margins.values()}) == 3

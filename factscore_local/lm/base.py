@@ -22,8 +22,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-TRUE_WORDS = ("True", " True", "true", " true")
-FALSE_WORDS = ("False", " False", "false", " false")
+
+def answer_words(word: str) -> tuple[str, ...]:
+    """The spellings of an answer word whose first token counts for it."""
+    return (word, f" {word}", word.lower(), f" {word.lower()}")
+
+
+TRUE_WORDS = answer_words("True")
+FALSE_WORDS = answer_words("False")
 
 
 @dataclass(frozen=True)
@@ -224,17 +230,22 @@ class LocalLM(ABC):
         return out
 
     def true_false_with_statement(
-        self, prompts: list[str], prefixes: list[str], spans: list[tuple[int, int]]
+        self,
+        prompts: list[str],
+        prefixes: list[str],
+        spans: list[tuple[int, int]],
+        labels: tuple[Sequence[str], Sequence[str]] = (TRUE_WORDS, FALSE_WORDS),
     ) -> list[tuple[TrueFalse, list[int], np.ndarray]]:
         """``true_false`` plus, from the same forward pass, log P(token | everything before
         it) for each token of the statement that prompt i holds at characters spans[i].
         Returns (label logits, the statement's token ids, their log-probabilities); the
         last two are empty when the statement's tokens cannot be told apart (a tokenizer
-        that merges them with their neighbours, a prompt cut to fit the context).
+        that merges them with their neighbours, a prompt cut to fit the context). ``labels``:
+        the words of the positive and the negative answer (e.g. Yes / No).
 
         Everything after the shared prefix is evaluated as one batch with logits at every
         position, so the label logits do not depend on where the statement starts."""
-        true_ids, false_ids = self.label_ids()
+        true_ids, false_ids = self.choice_ids(labels)
         encoded = [self.prompt_ids(p) for p in prompts]
         prefix_ids = {p: self.prompt_ids(p) for p in dict.fromkeys(prefixes)}
         cuts = [common_prefix(prefix_ids[x], ids) for x, ids in zip(prefixes, encoded, strict=True)]
