@@ -807,10 +807,17 @@ def _result_json(summary: dict, validation: dict | None, config) -> dict:
     "the eval input); default: the classes the rows carry.",
 )
 @click.option("--title", default="FActScore report", show_default=True)
-def report_cmd(outputs, html_out, index, categories, title) -> None:
+@click.option(
+    "--numbers",
+    "numbers_out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write the summary's and the figures' numbers to this JSON file.",
+)
+def report_cmd(outputs, html_out, index, categories, title, numbers_out) -> None:
     """An HTML report from one or more 'fscore eval --out' files (one per subject LM, or
     one file with several): summary, the paper's Figure 2 pictures, every bio's facts."""
-    from factscore_local.report import build_report, write_report
+    from factscore_local.report import build_report, report_numbers, write_report
     from factscore_local.report_data import ReportInputError, load_subjects, read_categories
     from factscore_local.run_record import RecordError
 
@@ -824,7 +831,11 @@ def report_cmd(outputs, html_out, index, categories, title) -> None:
         index = next((p for p in recorded if (p / "manifest.json").is_file()), None)
     elif not (index / "manifest.json").is_file():
         _fail(f"{index} is not an index directory (no manifest.json)")
-    write_report(html_out, build_report(subjects, index, mapping, title))
+    numbers = report_numbers(subjects, mapping)
+    write_report(html_out, build_report(subjects, index, mapping, title, numbers))
+    if numbers_out is not None:
+        numbers_out.parent.mkdir(parents=True, exist_ok=True)
+        numbers_out.write_text(json.dumps(numbers, indent=1, default=str) + "\n", "utf-8")
     n_bios = sum(len(s.rows) for s in subjects)
     texts = "with passage texts" if index else "without passage texts (no --index)"
     click.echo(f"wrote {html_out}: {len(subjects)} subject(s), {n_bios} bios, {texts}")

@@ -184,16 +184,29 @@ def _script_json(value) -> str:
     return json.dumps(value, ensure_ascii=False).replace("</", "<\\/")
 
 
+def report_numbers(subjects: list[Subject], categories: dict[str, str] | None = None) -> dict:
+    """What the report's summary and figures show, per subject: the summary (with the
+    validation where labeled), FActScore per frequency class, support by position."""
+    by_class = {s.name: score_by_category(s.rows, categories) for s in subjects}
+    return {
+        "summary": {s.name: subject_summary(s.rows) for s in subjects},
+        "score_by_category": {name: v for name, v in by_class.items() if v},
+        "support_by_position": {s.name: support_by_position(s.rows) for s in subjects},
+    }
+
+
 def build_report(
     subjects: list[Subject],
     index: Path | None = None,
     categories: dict[str, str] | None = None,
     title: str = "FActScore report",
+    numbers: dict | None = None,
 ) -> str:
-    summaries = {s.name: subject_summary(s.rows) for s in subjects}
-    by_class = {s.name: score_by_category(s.rows, categories) for s in subjects}
-    by_class = {name: v for name, v in by_class.items() if v}
-    by_position = {s.name: support_by_position(s.rows) for s in subjects}
+    """The HTML page; ``numbers``: report_numbers(subjects, categories), when computed."""
+    numbers = numbers or report_numbers(subjects, categories)
+    summaries = numbers["summary"]
+    by_class = numbers["score_by_category"]
+    by_position = numbers["support_by_position"]
     figures = []
     if by_class:
         figures.append(

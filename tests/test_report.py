@@ -101,10 +101,23 @@ def report_file(db_index, tmp_path_factory) -> Path:
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     html = folder / "report.html"
-    result = CliRunner().invoke(main, ["report", str(out), "--html", str(html)])
+    numbers = folder / "numbers.json"
+    result = CliRunner().invoke(main, ["report", str(out), "--html", str(html),
+                                       "--numbers", str(numbers)])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "2 subject(s), 12 bios, with passage texts" in result.output  # index from the record
     return html
+
+
+def test_numbers_file_holds_what_the_figures_draw(report_file):
+    numbers = json.loads((report_file.parent / "numbers.json").read_text("utf-8"))
+    subjects = {s.name: s.rows for s in load_subjects([report_file.parent / "eval.jsonl"])}
+    assert set(numbers["summary"]) == set(subjects) == {"ChatGPT", "PerplexityAI"}
+    for name, rows in subjects.items():
+        assert numbers["support_by_position"][name] == support_by_position(rows)
+        assert numbers["score_by_category"][name] == score_by_category(rows)
+        assert numbers["summary"][name]["n_bios"] == len(rows) == 6
+        assert "error_rate" in numbers["summary"][name]["validation"]
 
 
 def test_report_is_self_contained_with_figures_bios_and_records(report_file):
