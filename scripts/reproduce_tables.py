@@ -420,6 +420,25 @@ def md_results(results: list[tuple[str, str, dict]]) -> str:
     return "\n".join(lines)
 
 
+def md_intervals(results: list[tuple[str, str, dict]]) -> str:
+    """Bootstrap 95% intervals (bios resampled) of ER and F1 for each thresholded row."""
+    lines = ["Bootstrap 95% intervals (bios resampled), ER [low, high] · F1 [low, high]:\n",
+             "| evaluator | thresholds | " + " | ".join(SUBJECTS) + " |",
+             "|---" * (2 + len(SUBJECTS)) + "|"]  # fmt: skip
+    for name, thresholds, f in results:
+        if thresholds == "-":  # the trivial baselines
+            continue
+        cells = []
+        for s in SUBJECTS:
+            r = f["subjects"].get(s)
+            er, f1 = (r or {}).get("error_rate_ci95"), (r or {}).get("f1_micro_ci95")
+            cells.append(f"{r['error_rate']:.1f} [{er[0]:.1f}, {er[1]:.1f}] · {r['f1_micro']:.1f} "
+                         f"[{f1[0]:.1f}, {f1[1]:.1f}]" if er and f1 else "")  # fmt: skip
+        short = thresholds.split(":")[0]
+        lines.append(f"| {name} | {short} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def thresholds_shown(verifier: str, fitted: list[dict]) -> str:
     """'m>0.1, np>0.3 / m>...' for the thresholds a verifier's rule reads, per topic half."""
     names = get_verifier(verifier).thresholds
@@ -524,6 +543,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
     }
     print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "
           "human atomic facts for F1)\n\n" + md_results(results) + "\n")  # fmt: skip
+    print(md_intervals(results) + "\n")
     print(f"AUC (human S vs not S) of the margin: {report['auc_margin']} (no-context: "
           f"{report['auc_margin_no_context']}); of NP ({args.np_model}): "
           f"{report['auc_np']}\n")  # fmt: skip
