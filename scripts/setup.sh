@@ -42,7 +42,17 @@ if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$HASH" ]]; then
   # llama-cpp-python compiles from source here (pip keeps the wheel for later installs);
   # its multimodal library is never used, and leaving it out saves 18% of the build
   # (BENCHMARKS.md, "The first command").
-  CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" "$VENV/bin/pip" install -q -e "$ROOT[dev]"
+  DEFAULT_CMAKE_ARGS="-DLLAVA_BUILD=OFF"
+  # ggml's AMX path (compiled in by -march=native on Sapphire Rapids and later Xeons)
+  # segfaults on the first multi-token batch and returns garbage tokens with these Q4_K
+  # models (llama.cpp issues 20824 and 16315); AVX-512 stays on.
+  if [[ "$(uname -m)" == "x86_64" ]] && grep -q amx_int8 /proc/cpuinfo 2>/dev/null; then
+    NO_AMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+    DEFAULT_CMAKE_ARGS+=" -DCMAKE_C_FLAGS='$NO_AMX' -DCMAKE_CXX_FLAGS='$NO_AMX'"
+    # a wheel cached by an earlier build with AMX on must not be reused
+    PIP_NO_CACHE="--no-cache-dir"
+  fi
+  CMAKE_ARGS="${CMAKE_ARGS:-$DEFAULT_CMAKE_ARGS}" "$VENV/bin/pip" install -q ${PIP_NO_CACHE:-} -e "$ROOT[dev]"
   echo "$HASH" > "$STAMP"
   stage_done "factscore-local and its dependencies (llama.cpp compiled)"
 fi

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from factscore_local.lm.base import LocalLM, cut_at_stop, render_chat
+
+
+def warn_if_amx(llama_cpp) -> None:
+    """Warn when llama.cpp was built with its AMX path, which crashes or returns garbage
+    with Q4_K models on the Xeons that have it (scripts/setup.sh builds without it)."""
+    info = llama_cpp.llama_print_system_info().decode("utf-8", "ignore")
+    if "AMX_INT8 = 1" in info:
+        print(
+            "warning: llama-cpp-python was built with AMX, which segfaults or gives wrong "
+            "logits with Q4_K models; rebuild it with scripts/setup.sh (it turns AMX off)",
+            file=sys.stderr,
+        )
 
 
 class LlamaCppLM(LocalLM):
@@ -21,6 +34,7 @@ class LlamaCppLM(LocalLM):
         except ImportError as exc:  # pragma: no cover - a declared dependency
             raise RuntimeError("the llama.cpp backend needs llama-cpp-python") from exc
         self._lib = llama_cpp
+        warn_if_amx(llama_cpp)
         path = Path(path)
         self.name = path.name
         if not path.is_file():
