@@ -16,6 +16,7 @@ from factscore_local.config import (
     DEFAULTS,
     FACT_CONTEXTS,
     LM_BACKENDS,
+    MAX_EVIDENCE_BUDGET,
     NPM_THRESHOLD,
     PASSAGE_ORDERS,
     RETRIEVALS,
@@ -886,8 +887,26 @@ def report_cmd(outputs, html_out, index, categories, title, numbers_out) -> None
     show_default=True,
     help="Binary verdicts: supported when log P(Supported) - log P(Unsupported) exceeds this.",
 )
+@click.option(
+    "--evidence",
+    type=click.Choice(["per-claim", "shared"]),
+    default="per-claim",
+    show_default=True,
+    help="Judge each claim against its own top-k (VeriScore's procedure), or against the "
+    "union of its response's claims' top-k, which the LM reads once per response.",
+)
+@click.option(
+    "--evidence-budget",
+    default=DEFAULTS["evidence_budget"],
+    show_default=True,
+    type=click.IntRange(256, MAX_EVIDENCE_BUDGET),
+    help="Shared evidence: tokens of passages per block (a response's union is split).",
+)
 @click.option("--quiet", is_flag=True)
-def veriscore_cmd(index, input_file, out, lm, k, k_claims, ternary, margin, cache, quiet) -> None:
+def veriscore_cmd(
+    index, input_file, out, lm, k, k_claims, ternary, margin, evidence, evidence_budget, cache,
+    quiet,
+) -> None:  # fmt: skip
     """VeriScore offline: verifiable claims from a sliding window, verified against passages
     from the whole index, scored by F1@K."""
     from tqdm import tqdm
@@ -911,8 +930,9 @@ def veriscore_cmd(index, input_file, out, lm, k, k_claims, ternary, margin, cach
     try:
         mode = "ternary" if ternary else "binary"
         rows = score_responses(
-            responses, parts.lm.get(), parts.knowledge, k, mode, k_claims, margin
-        )
+            responses, parts.lm.get(), parts.knowledge, k, mode, k_claims, margin,
+            evidence, evidence_budget,
+        )  # fmt: skip
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         _fail(str(exc))
     finally:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from factscore_local.config import DEFAULTS
+from factscore_local.evidence import shared_blocks
 from factscore_local.inputs import json_objects
 from factscore_local.sentences import split_sentences
 from factscore_local.verify_prompt import passage_block
@@ -76,6 +78,8 @@ VERDICT_WORDS = {
                 ("inconclusive", ("Inconclusive", " Inconclusive"))),
 }  # fmt: skip
 CLAIM_MARK = "Claim: "
+EVIDENCE_MODES = ("per-claim", "shared")
+EVIDENCE_BUDGET = DEFAULTS["evidence_budget"]  # tokens per shared block, as for facts
 
 
 def _marked(window_text: str) -> str:
@@ -146,27 +150,60 @@ def extract(responses: list[Response], lm) -> list[list[tuple[Window, list[str]]
 
 
 def verdicts(
-    claims: list[str], passages: list[list[tuple[str, str]]], lm, mode: str
+    claims: list[str],
+    passages: list[list[tuple[str, str]]],
+    lm,
+    mode: str,
+    shared: bool = False,
 ) -> list[dict[str, float]]:
     """Each verdict's probability for each claim given its passages ((title, text) pairs):
-    a softmax over the verdicts' label logits."""
+    a softmax over the verdicts' label logits. ``shared``: claims with the same passages
+    share the prompt up to the claim, which the LM then evaluates once for all of them."""
     if not claims:
         return []
     prompts = [
         lm.chat(verification_prompt(c, ps, mode)) for c, ps in zip(claims, passages, strict=True)
     ]
+    prefixes = [p[: p.rindex(CLAIM_MARK)] for p in prompts] if shared else None
     names = [n for n, _ in VERDICT_WORDS[mode]]
-    logits = np.asarray(lm.choices(prompts, [w for _, w in VERDICT_WORDS[mode]]), float)
+    logits = np.asarray(lm.choices(prompts, [w for _, w in VERDICT_WORDS[mode]], prefixes), float)
     probs = np.exp(logits - logits.max(axis=1, keepdims=True))
     probs /= probs.sum(axis=1, keepdims=True)
     return [dict(zip(names, map(float, row), strict=True)) for row in probs]
 
 
-def verify(claims: list[str], lm, knowledge, k: int, mode: str):
-    """Per claim: its passages (global top-k) and each verdict's probability."""
-    hits = [knowledge.search(c, k=k) for c in claims]
-    passages = [[(h.passage.title, h.passage.text) for h in hs] for hs in hits]
-    return hits, verdicts(claims, passages, lm, mode)
+def verify(
+    claims: list[str],
+    lm,
+    knowledge,
+    k: int,
+    mode: str,
+    groups: list | None = None,
+    budget: int = EVIDENCE_BUDGET,
+) -> tuple[list, list[dict[str, float]], list[tuple | None]]:
+    """Per claim: its own passages (global top-k), each verdict's probability, and the
+    block of passages it was judged against (None: its own top-k).
+
+    With ``groups`` (e.g. the response each claim comes from), the claims of a group are
+    judged against shared blocks: the union of their top-k passages, deduplicated, grouped
+    by page, split into blocks of at most ``budget`` tokens where it does not fit (no
+    passage a claim retrieved is dropped). The LM then reads a block once and each claim
+    costs its own tokens (``evidence.shared_blocks``)."""
+    found = {c: knowledge.search(c, k=k) for c in dict.fromkeys(claims)}
+    hits = [found[c] for c in claims]
+    if groups is None:
+        passages = [[(h.passage.title, h.passage.text) for h in hs] for hs in hits]
+        return hits, verdicts(claims, passages, lm, mode), [None] * len(claims)
+    lengths: dict = {}
+
+    def token_len(p) -> int:  # the passage as the verification prompt writes it
+        if p.passage_id not in lengths:
+            lengths[p.passage_id] = len(lm.lm.tokenize(passage_block(p.title, p.text))) + 1
+        return lengths[p.passage_id]
+
+    blocks = shared_blocks(groups, [[h.passage for h in hs] for hs in hits], token_len, budget)
+    passages = [[(p.title, p.text) for p in block] for block in blocks]
+    return hits, verdicts(claims, passages, lm, mode, shared=True), blocks
 
 
 def decide(verdict: dict[str, float], margin: float = 0.0) -> str:
@@ -186,27 +223,43 @@ def score_responses(
     mode: str,
     k_claims: float | None,
     margin: float = 0.0,
+    evidence: str = "per-claim",
+    budget: int = EVIDENCE_BUDGET,
 ) -> list[dict]:
-    """Every response's claims, evidence, verdicts and F1@K, as VeriScore writes them."""
+    """Every response's claims, evidence, verdicts and F1@K, as VeriScore writes them.
+    ``evidence``: each claim judged against its own top-k (``per-claim``, VeriScore's
+    procedure) or against the blocks its response's claims share (``shared``)."""
+    if evidence not in EVIDENCE_MODES:
+        raise ValueError(f"unknown evidence mode {evidence!r} ({', '.join(EVIDENCE_MODES)})")
     ok = [r for r in responses if not r.error]
     extracted = extract(ok, lm)
     all_claims = [unique([c for _, cs in pairs for c in cs]) for pairs in extracted]
-    flat = unique([c for cs in all_claims for c in cs])
-    hits, verdicts = verify(flat, lm, knowledge, k, mode)
-    by_claim = dict(zip(flat, zip(hits, verdicts, strict=True), strict=True))
+    if evidence == "shared":  # a claim's verdict depends on its response's block
+        keys = [(i, c) for i, cs in enumerate(all_claims) for c in cs]
+        groups = [i for i, _ in keys]
+    else:  # a claim's verdict depends on the claim alone
+        keys = [(None, c) for c in unique([c for cs in all_claims for c in cs])]
+        groups = None
+    hits, verdicts, blocks = verify([c for _, c in keys], lm, knowledge, k, mode, groups, budget)
+    judged = dict(zip(keys, zip(hits, verdicts, blocks, strict=True), strict=True))
     counts: dict[str, list[int]] = {}
     for r, cs in zip(ok, all_claims, strict=True):
         counts.setdefault(r.domain, []).append(len(cs))
     ks = {d: float(k_claims) for d in counts} if k_claims else median_k(counts)
     rows = {}
-    for r, pairs, cs in zip(ok, extracted, all_claims, strict=True):
-        results, evidence = [], {}
+    for i, (r, pairs, cs) in enumerate(zip(ok, extracted, all_claims, strict=True)):
+        results, found = [], {}
         for claim in cs:
-            claim_hits, verdict = by_claim[claim]
-            label = decide(verdict, margin)
-            rounded = {n: round(p, 4) for n, p in verdict.items()}
-            results.append({"claim": claim, "verification_result": label, "probabilities": rounded})
-            evidence[claim] = [
+            claim_hits, verdict, block = judged[(i if groups else None, claim)]
+            result = {
+                "claim": claim,
+                "verification_result": decide(verdict, margin),
+                "probabilities": {n: round(p, 4) for n, p in verdict.items()},
+            }
+            if block is not None:  # the shared block it was judged against
+                result["judged_on"] = [q.passage_id for q in block]
+            results.append(result)
+            found[claim] = [
                 {"title": h.passage.title, "passage_id": h.passage.passage_id,
                  "snippet": h.passage.clean_text[:300], "score": round(h.score, 4)}
                 for h in claim_hits
@@ -221,10 +274,11 @@ def score_responses(
             "no_verifiable_claim": not cs,
             "claim_list": [c for _, c in pairs],
             "all_claim_lst": cs,
-            "claim_search_results": evidence,
+            "claim_search_results": found,
             "claim_verification_result": results,
             "K": ks[r.domain],
             "supported": supported,
+            "evidence": evidence,
             **{name: round(v, 4) for name, v in scores.items()},
         }
     return [{"line": r.line, "error": r.error} if r.error else rows[r.line] for r in responses]

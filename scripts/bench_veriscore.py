@@ -10,7 +10,9 @@
   response against FActScore's atomic facts (``model-atomic-facts``), the share of claims
   and facts that hold a personal pronoun (he, she, they, ...: unresolved in a claim meant
   to stand alone), F1@K per subject with K the median, and the speed per sentence
-  (extraction) and per claim (verification). Evidence: global BM25 over ``--index``.
+  (extraction) and per claim (verification). Evidence: global BM25 over ``--index``, each
+  claim's own top-k or the shared blocks of its response (``--evidence``; with ``both``,
+  the two modes' verdicts are compared claim by claim).
 """
 
 from __future__ import annotations
@@ -92,7 +94,23 @@ def section_verdicts(lm, data: Path) -> dict:
     return out
 
 
-def section_claims(lm, knowledge, data: Path, n_bios: int, k: int) -> dict:
+def judged(claims: list[list[str]], lm, knowledge, k: int, evidence: str):
+    """Per response, each claim's binary verdict, and the seconds the verification took."""
+    if evidence == "shared":
+        keys = [(i, c) for i, cs in enumerate(claims) for c in cs]
+        groups: list | None = [i for i, _ in keys]
+    else:
+        keys = [(None, c) for c in unique([c for cs in claims for c in cs])]
+        groups = None
+    start = time.perf_counter()
+    _, probs, _ = verify([c for _, c in keys], lm, knowledge, k, "binary", groups)
+    seconds = time.perf_counter() - start
+    by_key = {key: decide(p) == "supported" for key, p in zip(keys, probs, strict=True)}
+    verdict = [[by_key[(i if groups else None, c)] for c in cs] for i, cs in enumerate(claims)]
+    return verdict, seconds, len(keys)
+
+
+def section_claims(lm, knowledge, data: Path, n_bios: int, k: int, modes: list[str]) -> dict:
     out = {}
     for subject in SUBJECTS:
         bios = [b for b in read_bios(data / f"{subject}.jsonl") if b.annotations]
@@ -103,18 +121,12 @@ def section_claims(lm, knowledge, data: Path, n_bios: int, k: int) -> dict:
         extract_s = time.perf_counter() - start
         claims = [unique([c for _, cs in pairs for c in cs]) for pairs in extracted]
         n_sentences = sum(len(pairs) for pairs in extracted)
-        flat = unique([c for cs in claims for c in cs])
-        start = time.perf_counter()
-        _, probs = verify(flat, lm, knowledge, k, "binary")
-        verify_s = time.perf_counter() - start
-        supported = {c for c, p in zip(flat, probs, strict=True) if decide(p) == "supported"}
         per_response = [len(cs) for cs in claims]
         k_median = max(1.0, float(statistics.median(per_response)))
-        f1 = [f1_at_k(sum(c in supported for c in cs), len(cs), k_median)["f1_at_k"]
-              for cs in claims]  # fmt: skip
         facts = [[a for _, a in model_facts(b.annotations)] for b in bios]
         n_ann_sentences = sum(len(b.annotations) for b in bios)
-        out[subject] = {
+        n_claims = max(1, sum(per_response))
+        row = {
             "bios": len(bios),
             "sentences": n_sentences,
             "claims_per_sentence": round(sum(per_response) / max(1, n_sentences), 2),
@@ -122,11 +134,8 @@ def section_claims(lm, knowledge, data: Path, n_bios: int, k: int) -> dict:
             "facts_per_sentence": round(sum(map(len, facts)) / max(1, n_ann_sentences), 2),
             "facts_per_response": round(statistics.mean(map(len, facts)), 2),
             "claims_with_pronoun": round(
-                100
-                * sum(bool(PRONOUN.search(c)) for cs in claims for c in cs)
-                / max(1, sum(per_response)),
-                1,
-            ),  # fmt: skip
+                100 * sum(bool(PRONOUN.search(c)) for cs in claims for c in cs) / n_claims, 1
+            ),
             "facts_with_pronoun": round(
                 100
                 * sum(bool(PRONOUN.search(f)) for fs in facts for f in fs)
@@ -134,11 +143,26 @@ def section_claims(lm, knowledge, data: Path, n_bios: int, k: int) -> dict:
                 1,
             ),  # fmt: skip
             "K": k_median,
-            "veriscore": round(100 * statistics.mean(f1), 1),
             "s_per_sentence": round(extract_s / max(1, n_sentences), 2),
-            "s_per_claim": round(verify_s / max(1, len(flat)), 2),
         }
-        log(f"{subject}: {out[subject]}")
+        verdicts_by_mode = {}
+        for mode in modes:
+            verdict, seconds, n_judged = judged(claims, lm, knowledge, k, mode)
+            verdicts_by_mode[mode] = verdict
+            f1 = [f1_at_k(sum(v), len(v), k_median)["f1_at_k"] for v in verdict]
+            row[mode] = {
+                "veriscore": round(100 * statistics.mean(f1), 1),
+                "supported_share": round(100 * sum(map(sum, verdict)) / n_claims, 1),
+                "claims_judged": n_judged,
+                "s_per_claim": round(seconds / max(1, n_judged), 2),
+            }
+        if len(verdicts_by_mode) == 2:
+            a, b = verdicts_by_mode.values()
+            same = sum(x == y for va, vb in zip(a, b, strict=True)
+                       for x, y in zip(va, vb, strict=True))  # fmt: skip
+            row["modes_agree"] = f"{same}/{sum(per_response)}"
+        out[subject] = row
+        log(f"{subject}: {row}")
     return out
 
 
@@ -149,20 +173,31 @@ def main() -> None:
     ap.add_argument("--section", choices=["verdicts", "claims"], action="append")
     ap.add_argument("--bios", type=int, default=0, help="bios per subject (0: all)")
     ap.add_argument("--k", type=int, default=5)
+    ap.add_argument(
+        "--evidence",
+        choices=["per-claim", "shared", "both"],
+        default="both",
+        help="claims section: evidence mode(s) of verification",
+    )
     ap.add_argument("--cache", type=Path, default=ROOT / "bench-out" / "veriscore-cache.db")
     ap.add_argument("--out", type=Path, default=ROOT / "bench-out" / "veriscore.json")
     args = ap.parse_args()
     parts = build_components(EvalConfig(index=args.index, lm=args.lm, cache=args.cache))
     lm = parts.lm.get()
+    from tqdm import tqdm
+
+    # Sentences extracted and claims verified, with the rate (the run takes hours).
+    parts.progress.attach(tqdm(desc="veriscore", unit=" steps", total=0))
     shared = ROOT.parent / "shared" / "data"
     report = {"lm": args.lm, "index": str(args.index)}
+    modes = ["per-claim", "shared"] if args.evidence == "both" else [args.evidence]
     for section in args.section or ["verdicts", "claims"]:
         if section == "verdicts":
             report["verdicts"] = section_verdicts(lm, shared / "veriscore")
         else:
             report["claims"] = section_claims(lm, parts.knowledge,
                                               shared / "factscore" / "labeled-dev",
-                                              args.bios, args.k)  # fmt: skip
+                                              args.bios, args.k, modes)  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n", "utf-8")
     log(f"wrote {args.out}")

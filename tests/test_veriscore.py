@@ -136,3 +136,49 @@ def test_veriscore_runs_end_to_end_with_global_evidence(tmp_path):
         "supported", "unsupported"}  # fmt: skip
     assert "bio: VeriScore (F1@K" in result.output
     assert "1 line(s) could not be used" in result.output
+
+
+@pytest.mark.slow
+def test_shared_evidence_reads_a_block_once_and_decides_as_a_fresh_full_prompt(tmp_path, xml_index):
+    """Claims of one response share the union of their top-k (deduplicated, grouped by
+    page); the block is evaluated once, the verdicts match a fresh whole-prompt evaluation
+    of the same block, and a second run is answered from the cache."""
+    from factscore_local.cache import ResultCache
+    from factscore_local.components import CachedLM, build_components
+    from factscore_local.config import EvalConfig
+    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.veriscore import verdicts, verify
+
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    parts = build_components(EvalConfig(index=xml_index, lm=SMALL_LM, cache=tmp_path / "c.db"))
+    lm = parts.lm.get()
+    claims = ["Aristotle was a Greek philosopher.", "Aristotle taught Alexander the Great.",
+              "Aristotle was born in Stagira.", "Plato founded the Academy in Athens."]  # fmt: skip
+    groups = [0, 0, 0, 1]
+    before = (lm.lm.stats.prompt_tokens, lm.lm.stats.evaluated_tokens)
+    hits, probs, blocks = verify(claims, lm, parts.knowledge, 3, "binary", groups)
+    prompt_tokens = lm.lm.stats.prompt_tokens - before[0]
+    evaluated = lm.lm.stats.evaluated_tokens - before[1]
+
+    ids = [[p.passage_id for p in block] for block in blocks]
+    union = {h.passage.passage_id for hs in hits[:3] for h in hs}
+    assert ids[0] == ids[1] == ids[2] and set(ids[0]) == union  # one block for response 0
+    assert len(set(ids[0])) == len(ids[0])  # deduplicated
+    assert [(p.title, p.idx) for p in blocks[0]] == sorted((p.title, p.idx) for p in blocks[0])
+    assert {h.passage.passage_id for h in hits[3]} == set(ids[3])  # response 1: its own
+    # The shared block went through the model once, not once per claim.
+    block_tokens = prompt_tokens - evaluated
+    assert block_tokens > prompt_tokens / 2
+
+    fresh = CachedLM(lm.lm, ResultCache(tmp_path / "fresh.db"), lm.model_id)
+    lm.lm.forget()
+    passages = [[(p.title, p.text) for p in block] for block in blocks]
+    whole = verdicts(claims, passages, fresh, "binary")  # each prompt evaluated whole
+    for shared_p, whole_p in zip(probs, whole, strict=True):
+        assert decide(shared_p) == decide(whole_p)
+        assert abs(shared_p["supported"] - whole_p["supported"]) < 0.05
+
+    misses = parts.cache.misses
+    _, again, _ = verify(claims, lm, parts.knowledge, 3, "binary", groups)
+    assert parts.cache.misses == misses and again == probs  # resumed from the cache
