@@ -1,8 +1,11 @@
 """VeriScore offline, measured (BENCHMARKS.md).
 
+    python scripts/bench_veriscore.py --index dev-index --section facts   # no model
     python scripts/bench_veriscore.py --index dev-index --section verdicts
     python scripts/bench_veriscore.py --index dev-index --section claims --bios 0   # 0: all
 
+- ``facts``: FActScore's atomic facts per sentence and per response, and the share that
+  holds a personal pronoun (no model: what the claims are compared with).
 - ``verdicts``: agreement of our verification with VeriScore's labels on its own files,
   given the same evidence text (their search results): the 9 few-shot claims (ternary,
   human labels) and the 25 claims of the sample record (binary labels).
@@ -110,11 +113,39 @@ def judged(claims: list[list[str]], lm, knowledge, k: int, evidence: str):
     return verdict, seconds, len(keys)
 
 
+def labeled_bios(data: Path, subject: str, n_bios: int) -> list:
+    bios = [b for b in read_bios(data / f"{subject}.jsonl") if b.annotations]
+    return bios[:n_bios] if n_bios else bios
+
+
+def fact_counts(bios: list) -> dict:
+    """FActScore's side: its atomic facts (``model-atomic-facts``) per annotated sentence
+    and per response, and the share that holds a personal pronoun."""
+    facts = [[a for _, a in model_facts(b.annotations)] for b in bios]
+    n_facts = max(1, sum(map(len, facts)))
+    return {
+        "facts_per_sentence": round(n_facts / max(1, sum(len(b.annotations) for b in bios)), 2),
+        "facts_per_response": round(statistics.mean(map(len, facts)), 2),
+        "facts_with_pronoun": round(
+            100 * sum(bool(PRONOUN.search(f)) for fs in facts for f in fs) / n_facts, 1
+        ),
+    }
+
+
+def section_facts(data: Path, n_bios: int) -> dict:
+    """FActScore's facts alone (no model)."""
+    out = {}
+    for subject in SUBJECTS:
+        bios = labeled_bios(data, subject, n_bios)
+        out[subject] = {"bios": len(bios), **fact_counts(bios)}
+        log(f"{subject}: {out[subject]}")
+    return out
+
+
 def section_claims(lm, knowledge, data: Path, n_bios: int, k: int, modes: list[str]) -> dict:
     out = {}
     for subject in SUBJECTS:
-        bios = [b for b in read_bios(data / f"{subject}.jsonl") if b.annotations]
-        bios = bios[:n_bios] if n_bios else bios
+        bios = labeled_bios(data, subject, n_bios)
         responses = [Response(b.line, b.output, b.record.get("input"), subject) for b in bios]
         start = time.perf_counter()
         extracted = extract(responses, lm)
@@ -123,25 +154,16 @@ def section_claims(lm, knowledge, data: Path, n_bios: int, k: int, modes: list[s
         n_sentences = sum(len(pairs) for pairs in extracted)
         per_response = [len(cs) for cs in claims]
         k_median = max(1.0, float(statistics.median(per_response)))
-        facts = [[a for _, a in model_facts(b.annotations)] for b in bios]
-        n_ann_sentences = sum(len(b.annotations) for b in bios)
         n_claims = max(1, sum(per_response))
         row = {
             "bios": len(bios),
             "sentences": n_sentences,
             "claims_per_sentence": round(sum(per_response) / max(1, n_sentences), 2),
             "claims_per_response": round(statistics.mean(per_response), 2),
-            "facts_per_sentence": round(sum(map(len, facts)) / max(1, n_ann_sentences), 2),
-            "facts_per_response": round(statistics.mean(map(len, facts)), 2),
             "claims_with_pronoun": round(
                 100 * sum(bool(PRONOUN.search(c)) for cs in claims for c in cs) / n_claims, 1
             ),
-            "facts_with_pronoun": round(
-                100
-                * sum(bool(PRONOUN.search(f)) for fs in facts for f in fs)
-                / max(1, sum(map(len, facts))),
-                1,
-            ),  # fmt: skip
+            **fact_counts(bios),
             "K": k_median,
             "s_per_sentence": round(extract_s / max(1, n_sentences), 2),
         }
@@ -170,7 +192,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--lm", default=None)
-    ap.add_argument("--section", choices=["verdicts", "claims"], action="append")
+    ap.add_argument("--section", choices=["facts", "verdicts", "claims"], action="append")
     ap.add_argument("--bios", type=int, default=0, help="bios per subject (0: all)")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument(
@@ -182,21 +204,22 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=ROOT / "bench-out" / "veriscore-cache.db")
     ap.add_argument("--out", type=Path, default=ROOT / "bench-out" / "veriscore.json")
     args = ap.parse_args()
-    parts = build_components(EvalConfig(index=args.index, lm=args.lm, cache=args.cache))
-    lm = parts.lm.get()
     from tqdm import tqdm
 
+    parts = build_components(EvalConfig(index=args.index, lm=args.lm, cache=args.cache))
     # Sentences extracted and claims verified, with the rate (the run takes hours).
     parts.progress.attach(tqdm(desc="veriscore", unit=" steps", total=0))
     shared = ROOT.parent / "shared" / "data"
+    labeled = shared / "factscore" / "labeled-dev"
     report = {"lm": args.lm, "index": str(args.index)}
     modes = ["per-claim", "shared"] if args.evidence == "both" else [args.evidence]
     for section in args.section or ["verdicts", "claims"]:
-        if section == "verdicts":
-            report["verdicts"] = section_verdicts(lm, shared / "veriscore")
+        if section == "facts":
+            report["facts"] = section_facts(labeled, args.bios)
+        elif section == "verdicts":
+            report["verdicts"] = section_verdicts(parts.lm.get(), shared / "veriscore")
         else:
-            report["claims"] = section_claims(lm, parts.knowledge,
-                                              shared / "factscore" / "labeled-dev",
+            report["claims"] = section_claims(parts.lm.get(), parts.knowledge, labeled,
                                               args.bios, args.k, modes)  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n", "utf-8")
