@@ -21,7 +21,7 @@ from factscore_local.progress import Progress
 
 T = TypeVar("T")
 
-SLICE_GENERATE = 8  # prompts per stored slice of generations
+SLICE_GENERATE = 32  # prompts per stored slice of generations (two rounds of parallel slots)
 SLICE_TRUE_FALSE = 32  # prompts per stored slice of True/False scores (and of causal NP)
 
 

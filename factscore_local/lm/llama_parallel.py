@@ -1,0 +1,169 @@
+"""Greedy generation of many prompts at once with llama.cpp: parallel sequences of one
+context, one new token of every sequence per forward pass.
+
+On a CPU a single sequence's generation reads all the weights for every token; decoding
+16 sequences together reads them once for 16 tokens (on 2 AMD EPYC cores, 42 against 83
+tokens/s for the 1.5B model; on real prompts, whose outputs end at different lengths,
+1.1-1.4x, `BENCHMARKS.md`, "Parallel generation"). Prompts share
+their common prefix (the instruction and demonstrations), which is evaluated once into
+sequence 0 and copied to each slot; a slot that finishes takes the next prompt.
+
+Greedy as ``create_completion(temperature=0, top_k=1)``: the argmax token, stopping at an
+end-of-generation token, at ``max_new_tokens``, or once a stop string appears. Batching
+changes llama.cpp's floating-point sums a little, so a rare output can differ from the
+one-at-a-time generation (measured in BENCHMARKS.md); outputs are cached by prompt, so a
+resumed run reuses them.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from factscore_local.lm.base import common_prefix
+
+
+@dataclass
+class _Slot:
+    prompt: int  # index of the prompt it generates for
+    pos: int  # position of the next token to decode
+    out: list[int] = field(default_factory=list)
+    limit: int = 0  # new tokens allowed
+
+
+class ParallelGenerator:
+    """A second llama.cpp context on the model of ``llm`` (a ``llama_cpp.Llama``), with
+    ``width`` generation slots and sequence 0 holding the shared prefix."""
+
+    def __init__(self, llm, width: int, n_ctx: int) -> None:
+        import llama_cpp
+        from llama_cpp import _internals
+
+        self.lib = llama_cpp
+        self.llm = llm
+        self.width = width
+        self.n_ctx = n_ctx
+        params = type(llm.context_params).from_buffer_copy(llm.context_params)
+        params.n_ctx = n_ctx
+        params.n_seq_max = width + 1
+        params.kv_unified = True  # slots share one cache, sized by what they hold
+        self.n_batch = int(params.n_batch)
+        self.ctx = _internals.LlamaContext(model=llm._model, params=params, verbose=False)
+        self.batch = llama_cpp.llama_batch_init(self.n_batch, 0, width + 1)
+        self.memory = llama_cpp.llama_get_memory(self.ctx.ctx)
+        self.vocab = llama_cpp.llama_model_get_vocab(llm._model.model)
+        self.n_vocab = llm.n_vocab()
+        self.prefix: list[int] = []  # what sequence 0 holds
+
+    def close(self) -> None:
+        if self.batch is not None:
+            self.lib.llama_batch_free(self.batch)
+            self.batch = None
+        self.ctx.close()
+
+    def _decode(self, runs: Sequence[tuple[Sequence[int], int, int, bool]]) -> list[np.ndarray]:
+        """Decode (tokens, first position, sequence, logits of the last token?) runs in one
+        batch; returns the logits asked for, in order."""
+        b, n, wanted = self.batch, 0, []
+        for tokens, first, seq, last in runs:
+            for j, token in enumerate(tokens):
+                b.token[n], b.pos[n], b.n_seq_id[n] = token, first + j, 1
+                b.seq_id[n][0] = seq
+                b.logits[n] = last and j == len(tokens) - 1
+                if b.logits[n]:
+                    wanted.append(n)
+                n += 1
+        b.n_tokens = n
+        if self.lib.llama_decode(self.ctx.ctx, b) != 0:
+            raise RuntimeError("llama.cpp could not decode a generation batch (context full?)")
+        return [
+            np.ctypeslib.as_array(
+                self.lib.llama_get_logits_ith(self.ctx.ctx, i), shape=(self.n_vocab,)
+            )
+            for i in wanted
+        ]
+
+    def _feed(self, tokens: Sequence[int], first: int, seq: int) -> np.ndarray | None:
+        """Evaluate ``tokens`` into ``seq`` in chunks; the last token's logits."""
+        logits = None
+        for start in range(0, len(tokens), self.n_batch):
+            part = tokens[start : start + self.n_batch]
+            last = start + self.n_batch >= len(tokens)
+            rows = self._decode([(part, first + start, seq, last)])
+            logits = rows[0] if rows else logits
+        return logits
+
+    def _hold_prefix(self, prefix: list[int]) -> None:
+        """Sequence 0 holds exactly ``prefix``, evaluated from an empty sequence."""
+        if prefix == self.prefix:
+            return
+        self.lib.llama_memory_seq_rm(self.memory, 0, -1, -1)
+        self.prefix = []
+        if prefix:
+            self._feed(prefix, 0, 0)
+        self.prefix = prefix
+
+    def run(
+        self,
+        prompts: Sequence[list[int]],
+        max_new_tokens: int,
+        stop: Sequence[str],
+        detokenize,
+    ) -> list[list[int]]:
+        """The generated token ids of each prompt (token ids, BOS included where the model
+        wants it); ``detokenize`` turns ids into text for the stop strings."""
+        if not prompts:
+            return []
+        shared = min(len(p) for p in prompts) - 1  # every prompt keeps one token to feed
+        for p in prompts[1:]:
+            shared = min(shared, common_prefix(prompts[0], p))
+        self._hold_prefix(list(prompts[0][: max(shared, 0)]))
+        # Each slot needs room for its suffix and its new tokens in the shared cache.
+        room = max(len(p) - len(self.prefix) + max_new_tokens for p in prompts)
+        width = max(1, min(self.width, (self.n_ctx - len(self.prefix)) // max(room, 1)))
+        results: list[list[int]] = [[] for _ in prompts]
+        queue = deque(range(len(prompts)))
+        slots: dict[int, _Slot] = {}
+        pending: dict[int, int] = {}  # slot -> its next token, not yet decoded
+
+        def accept(seq: int, logits: np.ndarray) -> None:
+            slot = slots[seq]
+            token = int(np.argmax(logits))
+            done = self.lib.llama_vocab_is_eog(self.vocab, token)
+            if not done:
+                slot.out.append(token)
+                text = detokenize(slot.out)
+                done = len(slot.out) >= slot.limit or any(s in text for s in stop)
+            if done:
+                results[slot.prompt] = slot.out
+                del slots[seq]
+                pending.pop(seq, None)
+                self.lib.llama_memory_seq_rm(self.memory, seq, -1, -1)
+            else:
+                pending[seq] = token
+
+        while queue or slots:
+            for seq in range(1, width + 1):
+                if seq in slots or not queue:
+                    continue
+                i = queue.popleft()
+                ids, p = prompts[i], len(self.prefix)
+                limit = min(max_new_tokens, self.n_ctx - len(ids) - 1)
+                if limit <= 0:
+                    continue  # no room to generate: an empty output
+                self.lib.llama_memory_seq_rm(self.memory, seq, -1, -1)
+                if p:
+                    self.lib.llama_memory_seq_cp(self.memory, 0, seq, 0, p)
+                slots[seq] = _Slot(i, len(ids), limit=limit)
+                accept(seq, self._feed(ids[p:], p, seq))
+            if not pending:
+                continue
+            order = sorted(pending)
+            rows = self._decode([([pending[s]], slots[s].pos, s, True) for s in order])
+            for seq, logits in zip(order, rows, strict=True):
+                slots[seq].pos += 1
+                accept(seq, logits)
+        return results

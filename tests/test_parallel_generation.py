@@ -1,0 +1,66 @@
+"""Greedy generation as parallel sequences of one llama.cpp context (real small LM)."""
+
+from __future__ import annotations
+
+import pytest
+
+from factscore_local.lm import load_lm
+from factscore_local.lm.llama_parallel import ParallelGenerator
+from factscore_local.model_store import SMALL_LM, installed_path
+
+pytestmark = pytest.mark.slow
+
+# Prompts whose greedy continuation is not in doubt (large logit gaps), so batching's
+# small numeric differences cannot change them; a shared lead, as demonstrations give.
+LEAD = "Answer with the capital city only.\nQ: Capital of Italy?\nA: Rome\n"
+COUNTRIES = ("France", "Japan", "Germany", "Spain", "Egypt", "Canada")
+CAPITALS = ("Paris", "Tokyo", "Berlin", "Madrid", "Cairo", "Ottawa")
+
+
+@pytest.fixture(scope="module")
+def small_lm():
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    return load_lm(SMALL_LM, threads=2, n_ctx=2048)
+
+
+def prompts() -> list[str]:
+    return [f"{LEAD}Q: Capital of {c}?\nA:" for c in COUNTRIES]
+
+
+def test_outputs_in_prompt_order_with_refilled_slots_and_same_as_one_at_a_time(small_lm):
+    one = ParallelGenerator(small_lm.llm, 1, 2048)
+    four = ParallelGenerator(small_lm.llm, 4, 2048)  # 6 prompts: two slots are refilled
+    try:
+        ids = [small_lm.prompt_ids(p) for p in prompts()]
+        a = [small_lm._text(x) for x in one.run(ids, 8, ["\n"], small_lm._text)]
+        b = [small_lm._text(x) for x in four.run(ids, 8, ["\n"], small_lm._text)]
+        # The shared lead is held once in sequence 0; a second call reuses it.
+        assert four.prefix == ids[0][: len(four.prefix)] and len(four.prefix) > 10
+        again = [small_lm._text(x) for x in four.run(ids[::-1], 8, ["\n"], small_lm._text)]
+    finally:
+        one.close()
+        four.close()
+    assert a == b == again[::-1]
+    for text, capital in zip(a, CAPITALS, strict=True):
+        assert text.strip().startswith(capital), (text, capital)
+
+
+def test_generate_stops_at_stop_strings_and_token_limit(small_lm):
+    out = small_lm.generate(prompts()[:3], 8, ["\n"])
+    assert [o.strip() for o in out] == list(CAPITALS[:3])  # cut before the newline
+    assert all("\n" not in o for o in out)
+    before = small_lm.stats.generated_tokens
+    short = small_lm.generate([f"{LEAD}Count from one to twenty in words:"], 3, [])
+    assert small_lm.stats.generated_tokens - before <= 3
+    assert len(small_lm.tokenize(short[0])) <= 3
+    assert small_lm.generate([], 8, ["\n"]) == []
+
+
+def test_generation_leaves_the_verification_cache_alone(small_lm):
+    # Verification keeps its evidence in the main context; generating in between must
+    # not disturb it (generation has a context of its own).
+    prompt = small_lm.chat("Is Paris in France? Answer True or False.")
+    first = small_lm.true_false([prompt])[0]
+    small_lm.generate(prompts()[:2], 4, ["\n"])
+    assert small_lm.true_false([prompt])[0] == first
