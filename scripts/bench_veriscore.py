@@ -143,7 +143,9 @@ def section_facts(data: Path, n_bios: int) -> dict:
 
 
 def section_claims(lm, knowledge, data: Path, n_bios: int, k: int, modes: list[str]) -> dict:
-    out = {}
+    """Every subject's claims first (the statistics need no verification), then each
+    evidence mode's verdicts; with no mode, extraction only."""
+    out, claims_of = {}, {}
     for subject in SUBJECTS:
         bios = labeled_bios(data, subject, n_bios)
         responses = [Response(b.line, b.output, b.record.get("input"), subject) for b in bios]
@@ -153,9 +155,9 @@ def section_claims(lm, knowledge, data: Path, n_bios: int, k: int, modes: list[s
         claims = [unique([c for _, cs in pairs for c in cs]) for pairs in extracted]
         n_sentences = sum(len(pairs) for pairs in extracted)
         per_response = [len(cs) for cs in claims]
-        k_median = max(1.0, float(statistics.median(per_response)))
         n_claims = max(1, sum(per_response))
-        row = {
+        claims_of[subject] = claims
+        out[subject] = {
             "bios": len(bios),
             "sentences": n_sentences,
             "claims_per_sentence": round(sum(per_response) / max(1, n_sentences), 2),
@@ -164,14 +166,17 @@ def section_claims(lm, knowledge, data: Path, n_bios: int, k: int, modes: list[s
                 100 * sum(bool(PRONOUN.search(c)) for cs in claims for c in cs) / n_claims, 1
             ),
             **fact_counts(bios),
-            "K": k_median,
+            "K": max(1.0, float(statistics.median(per_response))),
             "s_per_sentence": round(extract_s / max(1, n_sentences), 2),
         }
+        log(f"{subject}: {out[subject]}")
+    for subject, claims in claims_of.items():
+        row, n_claims = out[subject], max(1, sum(map(len, claims)))
         verdicts_by_mode = {}
         for mode in modes:
             verdict, seconds, n_judged = judged(claims, lm, knowledge, k, mode)
             verdicts_by_mode[mode] = verdict
-            f1 = [f1_at_k(sum(v), len(v), k_median)["f1_at_k"] for v in verdict]
+            f1 = [f1_at_k(sum(v), len(v), row["K"])["f1_at_k"] for v in verdict]
             row[mode] = {
                 "veriscore": round(100 * statistics.mean(f1), 1),
                 "supported_share": round(100 * sum(map(sum, verdict)) / n_claims, 1),
@@ -182,8 +187,7 @@ def section_claims(lm, knowledge, data: Path, n_bios: int, k: int, modes: list[s
             a, b = verdicts_by_mode.values()
             same = sum(x == y for va, vb in zip(a, b, strict=True)
                        for x, y in zip(va, vb, strict=True))  # fmt: skip
-            row["modes_agree"] = f"{same}/{sum(per_response)}"
-        out[subject] = row
+            row["modes_agree"] = f"{same}/{n_claims}"
         log(f"{subject}: {row}")
     return out
 
@@ -197,9 +201,9 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument(
         "--evidence",
-        choices=["per-claim", "shared", "both"],
+        choices=["per-claim", "shared", "both", "none"],
         default="both",
-        help="claims section: evidence mode(s) of verification",
+        help="claims section: evidence mode(s) of verification (none: extraction only)",
     )
     ap.add_argument("--cache", type=Path, default=ROOT / "bench-out" / "veriscore-cache.db")
     ap.add_argument("--out", type=Path, default=ROOT / "bench-out" / "veriscore.json")
@@ -212,7 +216,7 @@ def main() -> None:
     shared = ROOT.parent / "shared" / "data"
     labeled = shared / "factscore" / "labeled-dev"
     report = {"lm": args.lm, "index": str(args.index)}
-    modes = ["per-claim", "shared"] if args.evidence == "both" else [args.evidence]
+    modes = {"both": ["per-claim", "shared"], "none": []}.get(args.evidence, [args.evidence])
     for section in args.section or ["verdicts", "claims"]:
         if section == "facts":
             report["facts"] = section_facts(labeled, args.bios)
