@@ -889,18 +889,21 @@ def report_cmd(outputs, html_out, index, categories, title, numbers_out) -> None
 )
 @click.option(
     "--evidence",
-    type=click.Choice(["per-claim", "shared"]),
+    type=click.Choice(["per-claim", "shared", "page"]),
     default="per-claim",
     show_default=True,
-    help="Judge each claim against its own top-k (VeriScore's procedure), or against the "
-    "union of its response's claims' top-k, which the LM reads once per response.",
+    help="Judge each claim against its own top-k (VeriScore's procedure); against the "
+    "union of its response's claims' top-k, which the LM reads once per response "
+    "(shared); or against the page (segment) that holds most of its top-k, which the LM "
+    "reads once for every claim of every response that lands there (page).",
 )
 @click.option(
     "--evidence-budget",
     default=DEFAULTS["evidence_budget"],
     show_default=True,
     type=click.IntRange(256, MAX_EVIDENCE_BUDGET),
-    help="Shared evidence: tokens of passages per block (a response's union is split).",
+    help="Shared and page evidence: tokens of passages per block (a response's union, or "
+    "a long page, is split).",
 )
 @click.option("--quiet", is_flag=True)
 def veriscore_cmd(

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.config import DEFAULTS
-from factscore_local.evidence import shared_blocks
+from factscore_local.evidence import page_blocks, shared_blocks
 from factscore_local.inputs import json_objects
 from factscore_local.sentences import split_sentences
 from factscore_local.verify_prompt import passage_block
@@ -78,7 +78,7 @@ VERDICT_WORDS = {
                 ("inconclusive", ("Inconclusive", " Inconclusive"))),
 }  # fmt: skip
 CLAIM_MARK = "Claim: "
-EVIDENCE_MODES = ("per-claim", "shared")
+EVIDENCE_MODES = ("per-claim", "shared", "page")
 EVIDENCE_BUDGET = DEFAULTS["evidence_budget"]  # tokens per shared block, as for facts
 
 
@@ -180,18 +180,28 @@ def verify(
     mode: str,
     groups: list | None = None,
     budget: int = EVIDENCE_BUDGET,
+    evidence: str | None = None,
 ) -> tuple[list, list[dict[str, float]], list[tuple | None]]:
     """Per claim: its own passages (global top-k), each verdict's probability, and the
     block of passages it was judged against (None: its own top-k).
 
-    With ``groups`` (e.g. the response each claim comes from), the claims of a group are
-    judged against shared blocks: the union of their top-k passages, deduplicated, grouped
-    by page, split into blocks of at most ``budget`` tokens where it does not fit (no
-    passage a claim retrieved is dropped). The LM then reads a block once and each claim
-    costs its own tokens (``evidence.shared_blocks``)."""
+    ``evidence`` (default: ``shared`` when ``groups`` are given, else ``per-claim``):
+    - ``per-claim``: each claim against its own top-k (VeriScore's procedure);
+    - ``shared``: the claims of a group (e.g. the response each claim comes from) against
+      the union of their top-k passages, deduplicated, grouped by page, split into blocks
+      of at most ``budget`` tokens where it does not fit (no passage a claim retrieved is
+      dropped); the LM reads a block once and each claim costs its own tokens;
+    - ``page``: each claim against the page that holds most of its top-k (by tokens), or,
+      for a page over ``budget``, the segment of it that holds most of them
+      (``evidence.page_blocks``). Segments depend on the page alone, so every claim of
+      every response that lands on a page shares them, and a verdict depends on the
+      claim alone. Passages of the claim's other pages are not read."""
+    evidence = evidence or ("shared" if groups is not None else "per-claim")
+    if evidence not in EVIDENCE_MODES:
+        raise ValueError(f"unknown evidence mode {evidence!r} ({', '.join(EVIDENCE_MODES)})")
     found = {c: knowledge.search(c, k=k) for c in dict.fromkeys(claims)}
     hits = [found[c] for c in claims]
-    if groups is None:
+    if evidence == "per-claim":
         passages = [[(h.passage.title, h.passage.text) for h in hs] for hs in hits]
         return hits, verdicts(claims, passages, lm, mode), [None] * len(claims)
     lengths: dict = {}
@@ -201,9 +211,37 @@ def verify(
             lengths[p.passage_id] = len(lm.lm.tokenize(passage_block(p.title, p.text))) + 1
         return lengths[p.passage_id]
 
-    blocks = shared_blocks(groups, [[h.passage for h in hs] for hs in hits], token_len, budget)
+    if evidence == "shared":
+        if groups is None:
+            raise ValueError("shared evidence needs the claims' groups")
+        blocks = shared_blocks(groups, [[h.passage for h in hs] for hs in hits], token_len, budget)
+    else:
+        blocks = claim_pages(hits, knowledge, token_len, budget)
     passages = [[(p.title, p.text) for p in block] for block in blocks]
     return hits, verdicts(claims, passages, lm, mode, shared=True), blocks
+
+
+def claim_pages(hits: list, knowledge, token_len, budget: int) -> list[tuple]:
+    """For each claim's hits (best first), the segment of its main page: the page whose
+    hits hold most tokens (a tie goes to the page of the better-ranked hit); () when the
+    claim retrieved nothing."""
+    titles, own, where = [], [], []
+    for i, claim_hits in enumerate(hits):
+        weight: dict[str, list[int]] = {}
+        for rank, h in enumerate(claim_hits):
+            tokens_best = weight.setdefault(h.passage.title, [0, -rank])
+            tokens_best[0] += token_len(h.passage)
+        if not weight:
+            continue
+        title = max(weight, key=lambda t: tuple(weight[t]))
+        titles.append(title)
+        own.append([h.passage for h in claim_hits if h.passage.title == title])
+        where.append(i)
+    blocks: list[tuple] = [()] * len(hits)
+    segments = page_blocks(titles, own, knowledge.get_passages, token_len, budget)
+    for i, segment in zip(where, segments, strict=True):
+        blocks[i] = segment
+    return blocks
 
 
 def decide(verdict: dict[str, float], margin: float = 0.0) -> str:
@@ -228,7 +266,8 @@ def score_responses(
 ) -> list[dict]:
     """Every response's claims, evidence, verdicts and F1@K, as VeriScore writes them.
     ``evidence``: each claim judged against its own top-k (``per-claim``, VeriScore's
-    procedure) or against the blocks its response's claims share (``shared``)."""
+    procedure), against the blocks its response's claims share (``shared``), or against
+    its main page's segment (``page``; see ``verify``)."""
     if evidence not in EVIDENCE_MODES:
         raise ValueError(f"unknown evidence mode {evidence!r} ({', '.join(EVIDENCE_MODES)})")
     ok = [r for r in responses if not r.error]
@@ -240,7 +279,9 @@ def score_responses(
     else:  # a claim's verdict depends on the claim alone
         keys = [(None, c) for c in unique([c for cs in all_claims for c in cs])]
         groups = None
-    hits, verdicts, blocks = verify([c for _, c in keys], lm, knowledge, k, mode, groups, budget)
+    hits, verdicts, blocks = verify(
+        [c for _, c in keys], lm, knowledge, k, mode, groups, budget, evidence
+    )
     judged = dict(zip(keys, zip(hits, verdicts, blocks, strict=True), strict=True))
     counts: dict[str, list[int]] = {}
     for r, cs in zip(ok, all_claims, strict=True):

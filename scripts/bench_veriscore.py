@@ -12,10 +12,12 @@
 - ``claims``: on FActScore's labeled dev bios of each subject, claims per sentence and per
   response against FActScore's atomic facts (``model-atomic-facts``), the share of claims
   and facts that hold a personal pronoun (he, she, they, ...: unresolved in a claim meant
-  to stand alone), F1@K per subject with K the median, and the speed per sentence
-  (extraction) and per claim (verification). Evidence: global BM25 over ``--index``, each
-  claim's own top-k or the shared blocks of its response (``--evidence``; with ``both``,
-  the two modes' verdicts are compared claim by claim).
+  to stand alone; and the share that opens with one), F1@K per subject with K the median,
+  and the speed per sentence (extraction) and per claim (verification). Evidence: global
+  BM25 over ``--index``: each claim's own top-k, the shared blocks of its response, or the
+  segment of the page holding most of its top-k (``--evidence``; with ``both``, per-claim
+  and shared verdicts are compared claim by claim; with ``page``, the share of the claims'
+  top-k passages that the page segments hold is reported).
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ from factscore_local.veriscore_core import f1_at_k, unique  # noqa: E402
 
 SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")
 PRONOUN = re.compile(r"\b(he|she|him|her|his|hers|they|them|their|theirs)\b", re.I)
+OPENS_WITH_PRONOUN = re.compile(r"^(he|she|they|his|her|their)\b", re.I)
+
+
+def share(pattern: re.Pattern, texts: list[str]) -> float:
+    """Percent of texts in which pattern matches (``search``)."""
+    return round(100 * sum(bool(pattern.search(t)) for t in texts) / max(1, len(texts)), 1)
 
 
 def log(message: str) -> None:
@@ -98,19 +106,25 @@ def section_verdicts(lm, data: Path) -> dict:
 
 
 def judged(claims: list[list[str]], lm, knowledge, k: int, evidence: str):
-    """Per response, each claim's binary verdict, and the seconds the verification took."""
-    if evidence == "shared":
+    """Per response, each claim's binary verdict; the seconds the verification took; the
+    claims judged; and the share of the claims' top-k passages in the blocks they were
+    judged against (None for per-claim evidence)."""
+    if evidence == "shared":  # a verdict depends on the claim's response
         keys = [(i, c) for i, cs in enumerate(claims) for c in cs]
         groups: list | None = [i for i, _ in keys]
-    else:
+    else:  # a verdict depends on the claim alone
         keys = [(None, c) for c in unique([c for cs in claims for c in cs])]
         groups = None
     start = time.perf_counter()
-    _, probs, _ = verify([c for _, c in keys], lm, knowledge, k, "binary", groups)
+    hits, probs, blocks = verify([c for _, c in keys], lm, knowledge, k, "binary", groups,
+                                 evidence=evidence)  # fmt: skip
     seconds = time.perf_counter() - start
     by_key = {key: decide(p) == "supported" for key, p in zip(keys, probs, strict=True)}
     verdict = [[by_key[(i if groups else None, c)] for c in cs] for i, cs in enumerate(claims)]
-    return verdict, seconds, len(keys)
+    held = [(sum(h.passage.passage_id in {p.passage_id for p in block} for h in hs), len(hs))
+            for hs, block in zip(hits, blocks, strict=True) if block is not None]  # fmt: skip
+    read = round(100 * sum(a for a, _ in held) / max(1, sum(b for _, b in held)), 1)
+    return verdict, seconds, len(keys), read if held else None
 
 
 def labeled_bios(data: Path, subject: str, n_bios: int) -> list:
@@ -123,12 +137,12 @@ def fact_counts(bios: list) -> dict:
     and per response, and the share that holds a personal pronoun."""
     facts = [[a for _, a in model_facts(b.annotations)] for b in bios]
     n_facts = max(1, sum(map(len, facts)))
+    flat = [f for fs in facts for f in fs]
     return {
         "facts_per_sentence": round(n_facts / max(1, sum(len(b.annotations) for b in bios)), 2),
         "facts_per_response": round(statistics.mean(map(len, facts)), 2),
-        "facts_with_pronoun": round(
-            100 * sum(bool(PRONOUN.search(f)) for fs in facts for f in fs) / n_facts, 1
-        ),
+        "facts_with_pronoun": share(PRONOUN, flat),
+        "facts_opening_with_pronoun": share(OPENS_WITH_PRONOUN, flat),
     }
 
 
@@ -155,16 +169,15 @@ def section_claims(lm, knowledge, data: Path, n_bios: int, k: int, modes: list[s
         claims = [unique([c for _, cs in pairs for c in cs]) for pairs in extracted]
         n_sentences = sum(len(pairs) for pairs in extracted)
         per_response = [len(cs) for cs in claims]
-        n_claims = max(1, sum(per_response))
+        flat = [c for cs in claims for c in cs]
         claims_of[subject] = claims
         out[subject] = {
             "bios": len(bios),
             "sentences": n_sentences,
             "claims_per_sentence": round(sum(per_response) / max(1, n_sentences), 2),
             "claims_per_response": round(statistics.mean(per_response), 2),
-            "claims_with_pronoun": round(
-                100 * sum(bool(PRONOUN.search(c)) for cs in claims for c in cs) / n_claims, 1
-            ),
+            "claims_with_pronoun": share(PRONOUN, flat),
+            "claims_opening_with_pronoun": share(OPENS_WITH_PRONOUN, flat),
             **fact_counts(bios),
             "K": max(1.0, float(statistics.median(per_response))),
             "s_per_sentence": round(extract_s / max(1, n_sentences), 2),
@@ -174,7 +187,7 @@ def section_claims(lm, knowledge, data: Path, n_bios: int, k: int, modes: list[s
         row, n_claims = out[subject], max(1, sum(map(len, claims)))
         verdicts_by_mode = {}
         for mode in modes:
-            verdict, seconds, n_judged = judged(claims, lm, knowledge, k, mode)
+            verdict, seconds, n_judged, read = judged(claims, lm, knowledge, k, mode)
             verdicts_by_mode[mode] = verdict
             f1 = [f1_at_k(sum(v), len(v), row["K"])["f1_at_k"] for v in verdict]
             row[mode] = {
@@ -182,6 +195,7 @@ def section_claims(lm, knowledge, data: Path, n_bios: int, k: int, modes: list[s
                 "supported_share": round(100 * sum(map(sum, verdict)) / n_claims, 1),
                 "claims_judged": n_judged,
                 "s_per_claim": round(seconds / max(1, n_judged), 2),
+                "top_k_read": read,
             }
         if len(verdicts_by_mode) == 2:
             a, b = verdicts_by_mode.values()
@@ -201,7 +215,7 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument(
         "--evidence",
-        choices=["per-claim", "shared", "both", "none"],
+        choices=["per-claim", "shared", "page", "both", "none"],
         default="both",
         help="claims section: evidence mode(s) of verification (none: extraction only)",
     )

@@ -182,3 +182,78 @@ def test_shared_evidence_reads_a_block_once_and_decides_as_a_fresh_full_prompt(t
     misses = parts.cache.misses
     _, again, _ = verify(claims, lm, parts.knowledge, 3, "binary", groups)
     assert parts.cache.misses == misses and again == probs  # resumed from the cache
+
+
+def test_page_evidence_takes_the_segment_of_the_page_holding_most_of_the_top_k(xml_index):
+    """Global search, no topic: each claim is judged against the segment of the page whose
+    passages among its top-k hold most tokens; the segment depends on the page alone (the
+    same with or without other claims), and a claim with no hits gets no passages."""
+    from index.reader import KnowledgeSource
+
+    from factscore_local.evidence import page_segments
+    from factscore_local.veriscore import claim_pages
+
+    knowledge = KnowledgeSource(xml_index)
+
+    def token_len(p) -> int:
+        return len(p.text) // 4 + 2
+
+    claims = ["Aristotle was a student of Plato.", "Ayn Rand wrote The Fountainhead.",
+              "zzqx qqzx"]  # fmt: skip
+    hits = [knowledge.search(c, k=5) for c in claims]
+    assert not hits[2]
+    budget = 1_000  # small enough to cut the long pages into several segments
+    blocks = claim_pages(hits, knowledge, token_len, budget)
+    assert blocks[2] == ()
+    for claim_hits, block in zip(hits[:2], blocks[:2], strict=True):
+        tokens: dict[str, int] = {}
+        for h in claim_hits:
+            tokens[h.passage.title] = tokens.get(h.passage.title, 0) + token_len(h.passage)
+        title = max(tokens, key=tokens.__getitem__)
+        assert {p.title for p in block} == {title}
+        segments = page_segments(knowledge.get_passages(title), token_len, budget)
+        assert len(segments) > 1 and block in segments
+        ids = {p.passage_id for p in block}
+        mine = [h.passage for h in claim_hits if h.passage.title == title]
+        held = sum(token_len(p) for p in mine if p.passage_id in ids)
+        for other in segments:  # no other segment holds more of the claim's passages
+            other_ids = {p.passage_id for p in other}
+            assert sum(token_len(p) for p in mine if p.passage_id in other_ids) <= held
+    alone = claim_pages(hits[:1], knowledge, token_len, budget)
+    assert alone[0] == blocks[0]
+
+
+@pytest.mark.slow
+def test_page_evidence_is_read_once_for_claims_of_several_responses(tmp_path, xml_index):
+    """Claims of different responses that land on one page segment share it: the LM reads
+    it once, each verdict matches a fresh whole-prompt evaluation of the same segment, the
+    output records the segment, and a rerun is answered from the cache."""
+    from factscore_local.cache import ResultCache
+    from factscore_local.components import CachedLM, build_components
+    from factscore_local.config import EvalConfig
+    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.veriscore import verdicts, verify
+
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    parts = build_components(EvalConfig(index=xml_index, lm=SMALL_LM, cache=tmp_path / "c.db"))
+    lm = parts.lm.get()
+    claims = ["Aristotle was a student of Plato.", "Aristotle was a student of Plato's Academy.",
+              "Aristotle founded the Lyceum."]  # fmt: skip
+    before = (lm.lm.stats.prompt_tokens, lm.lm.stats.evaluated_tokens)
+    hits, probs, blocks = verify(claims, lm, parts.knowledge, 5, "binary", evidence="page",
+                                 budget=800)  # fmt: skip
+    prompt_tokens = lm.lm.stats.prompt_tokens - before[0]
+    evaluated = lm.lm.stats.evaluated_tokens - before[1]
+    assert blocks[0] == blocks[1] and all(p.title == "Aristotle" for p in blocks[0])
+    assert prompt_tokens - evaluated > 0  # the shared segment went through the model once
+
+    fresh = CachedLM(lm.lm, ResultCache(tmp_path / "fresh.db"), lm.model_id)
+    lm.lm.forget()
+    whole = verdicts(claims, [[(p.title, p.text) for p in b] for b in blocks], fresh, "binary")
+    for page_p, whole_p in zip(probs, whole, strict=True):
+        assert decide(page_p) == decide(whole_p)
+        assert abs(page_p["supported"] - whole_p["supported"]) < 0.05
+    misses = parts.cache.misses
+    _, again, _ = verify(claims, lm, parts.knowledge, 5, "binary", evidence="page", budget=800)
+    assert parts.cache.misses == misses and again == probs
