@@ -905,10 +905,17 @@ def report_cmd(outputs, html_out, index, categories, title, numbers_out) -> None
     help="Shared and page evidence: tokens of passages per block (a response's union, or "
     "a long page, is split).",
 )
+@click.option(
+    "--resolve-pronouns/--keep-pronouns",
+    default=True,
+    show_default=True,
+    help="Rewrite claims that open with a pronoun with the name their window gives (one "
+    "short generation per such claim; the rewrite is kept only if it changes nothing else).",
+)
 @click.option("--quiet", is_flag=True)
 def veriscore_cmd(
-    index, input_file, out, lm, k, k_claims, ternary, margin, evidence, evidence_budget, cache,
-    quiet,
+    index, input_file, out, lm, k, k_claims, ternary, margin, evidence, evidence_budget,
+    resolve_pronouns, cache, quiet,
 ) -> None:  # fmt: skip
     """VeriScore offline: verifiable claims from a sliding window, verified against passages
     from the whole index, scored by F1@K."""
@@ -934,7 +941,7 @@ def veriscore_cmd(
         mode = "ternary" if ternary else "binary"
         rows = score_responses(
             responses, parts.lm.get(), parts.knowledge, k, mode, k_claims, margin,
-            evidence, evidence_budget,
+            evidence, evidence_budget, resolve_pronouns,
         )  # fmt: skip
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         _fail(str(exc))

@@ -22,10 +22,14 @@ from factscore_local.inputs import json_objects
 from factscore_local.sentences import split_sentences
 from factscore_local.verify_prompt import passage_block
 from factscore_local.veriscore_core import (
+    EOS,
     NO_CLAIM,
+    SOS,
     Window,
+    accept_rewrite,
     f1_at_k,
     median_k,
+    opens_with_pronoun,
     paragraphs_of,
     parse_claims,
     unique,
@@ -64,6 +68,27 @@ EXTRACT_DEMOS = (
 )  # fmt: skip
 PASSAGE_MARK = "Passage: "  # where an extraction prompt stops being shared
 
+# A second, short generation for claims that still open with a pronoun (the 1.5B model
+# leaves about a quarter of its claims so, despite the instruction): the claim rewritten
+# with the name the passage gives; kept only when ``accept_rewrite`` finds nothing else
+# changed and the name in the passage.
+RESOLVE_INSTRUCTION = (
+    "Each claim below was taken from the passage before it and opens with a pronoun. "
+    "Rewrite the claim so that it names the person or thing the pronoun stands for, as the "
+    "passage names it. Change nothing else."
+)
+RESOLVE_DEMOS = (
+    ("Question: Tell me a bio of Ada Lovelace. Ada Lovelace was an English mathematician. "
+     "She worked with Charles Babbage on his Analytical Engine.",
+     "She worked with Charles Babbage.", "Ada Lovelace worked with Charles Babbage."),
+    ("The Kinks formed in London in 1963. Their third single reached number one in Britain.",
+     "Their third single reached number one in Britain.",
+     "The Kinks' third single reached number one in Britain."),
+    ("Johan Cruyff played for Ajax and Barcelona. After he retired, he coached both clubs.",
+     "He coached Barcelona.", "Johan Cruyff coached Barcelona."),
+)  # fmt: skip
+CLAIM_LINE = "Claim: "
+
 VERIFY_INSTRUCTION = {
     "binary": "Decide whether the passages below support the claim. Answer Supported if they "
     "do, and Unsupported if they do not (they contradict it, or do not say).",
@@ -95,6 +120,18 @@ def extraction_prompt(window_text: str) -> str:
     return (
         f"{EXTRACT_INSTRUCTION}\n\n{demos}\n\n{PASSAGE_MARK}{window_text}\n"
         f"Marked sentence: {_marked(window_text)}\nClaims:\n"
+    )
+
+
+def resolution_prompt(window_text: str, claim: str) -> str:
+    """The passage (the window without its marks) and a claim that opens with a pronoun."""
+    passage = window_text.replace(SOS, "").replace(EOS, "")
+    demos = "\n\n".join(
+        f"{PASSAGE_MARK}{w}\n{CLAIM_LINE}{c}\nRewritten: {r}" for w, c, r in RESOLVE_DEMOS
+    )
+    return (
+        f"{RESOLVE_INSTRUCTION}\n\n{demos}\n\n{PASSAGE_MARK}{passage}\n{CLAIM_LINE}{claim}\n"
+        "Rewritten:"
     )
 
 
@@ -137,8 +174,12 @@ def read_responses(path: Path) -> Iterator[Response]:
         )
 
 
-def extract(responses: list[Response], lm) -> list[list[tuple[Window, list[str]]]]:
-    """Per response, each sentence's window and its claims (``lm``: a ``CachedLM``)."""
+def extract(
+    responses: list[Response], lm, resolve: bool = True
+) -> list[list[tuple[Window, list[str]]]]:
+    """Per response, each sentence's window and its claims (``lm``: a ``CachedLM``);
+    ``resolve``: claims that open with a pronoun are rewritten with the name the window
+    gives (``resolve_pronouns``)."""
     per_response = []
     for r in responses:
         split = paragraphs_of(r.response, lambda t: [s.text for s in split_sentences(t)])
@@ -146,7 +187,25 @@ def extract(responses: list[Response], lm) -> list[list[tuple[Window, list[str]]
     flat = [w for ws in per_response for w in ws]
     prompts = [lm.chat(extraction_prompt(w.text)) for w in flat]
     outputs = iter(lm.generate(prompts, 160, ["\n\n", PASSAGE_MARK]) if prompts else [])
-    return [[(w, parse_claims(next(outputs))) for w in ws] for ws in per_response]
+    claims = [parse_claims(next(outputs)) for _ in flat]
+    if resolve:
+        claims = resolve_pronouns(flat, claims, lm)
+    found = iter(claims)
+    return [[(w, next(found)) for w in ws] for ws in per_response]
+
+
+def resolve_pronouns(windows_: list[Window], claims: list[list[str]], lm) -> list[list[str]]:
+    """Each window's claims, those that open with a pronoun rewritten by the LM where the
+    rewrite only names it (``accept_rewrite``); the others as they were."""
+    todo = [(i, j) for i, cs in enumerate(claims) for j, c in enumerate(cs)
+            if opens_with_pronoun(c)]  # fmt: skip
+    prompts = [lm.chat(resolution_prompt(windows_[i].text, claims[i][j])) for i, j in todo]
+    rewrites = lm.generate(prompts, 60, ["\n"]) if prompts else []
+    out = [list(cs) for cs in claims]
+    for (i, j), rewrite in zip(todo, rewrites, strict=True):
+        if accept_rewrite(claims[i][j], rewrite, windows_[i].text):
+            out[i][j] = rewrite.strip()
+    return out
 
 
 def verdicts(
@@ -263,6 +322,7 @@ def score_responses(
     margin: float = 0.0,
     evidence: str = "per-claim",
     budget: int = EVIDENCE_BUDGET,
+    resolve: bool = True,
 ) -> list[dict]:
     """Every response's claims, evidence, verdicts and F1@K, as VeriScore writes them.
     ``evidence``: each claim judged against its own top-k (``per-claim``, VeriScore's
@@ -271,7 +331,7 @@ def score_responses(
     if evidence not in EVIDENCE_MODES:
         raise ValueError(f"unknown evidence mode {evidence!r} ({', '.join(EVIDENCE_MODES)})")
     ok = [r for r in responses if not r.error]
-    extracted = extract(ok, lm)
+    extracted = extract(ok, lm, resolve)
     all_claims = [unique([c for _, cs in pairs for c in cs]) for pairs in extracted]
     if evidence == "shared":  # a claim's verdict depends on its response's block
         keys = [(i, c) for i, cs in enumerate(all_claims) for c in cs]

@@ -69,6 +69,35 @@ def parse_claims(output: str) -> list[str]:
     return claims
 
 
+_OPENING_PRONOUN = re.compile(r"^(he|she|they|his|her|their|him|them)\b", re.I)
+_WORD = re.compile(r"[\w'-]+")
+
+
+def opens_with_pronoun(claim: str) -> bool:
+    """Whether a claim starts with a personal pronoun: its subject is not named, so it
+    cannot be checked alone ("He moved to Paris.")."""
+    return bool(_OPENING_PRONOUN.match(claim.strip()))
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower().removesuffix("'s") for w in _WORD.findall(text.replace("’", "'"))]
+
+
+def accept_rewrite(claim: str, rewrite: str, context: str) -> bool:
+    """Whether a rewrite only names the claim's opening pronoun: it no longer opens with
+    one, it keeps the rest of the claim's words (one may go, e.g. a verb's number), it
+    adds at most a name's length (5 words for the pronoun), and every word it adds is in
+    the context (the name comes from the passage, not the model's memory)."""
+    rewrite = rewrite.strip()
+    if not rewrite or "\n" in rewrite or opens_with_pronoun(rewrite):
+        return False
+    old, new = _words(claim), _words(rewrite)
+    if len(new) > len(old) + 4 or len([w for w in old[1:] if w not in new]) > 1:
+        return False
+    known = set(_words(context))
+    return all(w in known for w in new if w not in old)
+
+
 def unique(claims: list[str]) -> list[str]:
     """Claims in first-seen order, repeated ones dropped (case and spacing ignored)."""
     seen, out = set(), []

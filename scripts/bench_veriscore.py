@@ -156,7 +156,9 @@ def section_facts(data: Path, n_bios: int) -> dict:
     return out
 
 
-def section_claims(lm, knowledge, data: Path, n_bios: int, k: int, modes: list[str]) -> dict:
+def section_claims(
+    lm, knowledge, data: Path, n_bios: int, k: int, modes: list[str], resolve: bool = True
+) -> dict:
     """Every subject's claims first (the statistics need no verification), then each
     evidence mode's verdicts; with no mode, extraction only."""
     out, claims_of = {}, {}
@@ -164,7 +166,7 @@ def section_claims(lm, knowledge, data: Path, n_bios: int, k: int, modes: list[s
         bios = labeled_bios(data, subject, n_bios)
         responses = [Response(b.line, b.output, b.record.get("input"), subject) for b in bios]
         start = time.perf_counter()
-        extracted = extract(responses, lm)
+        extracted = extract(responses, lm, resolve)
         extract_s = time.perf_counter() - start
         claims = [unique([c for _, cs in pairs for c in cs]) for pairs in extracted]
         n_sentences = sum(len(pairs) for pairs in extracted)
@@ -219,6 +221,11 @@ def main() -> None:
         default="both",
         help="claims section: evidence mode(s) of verification (none: extraction only)",
     )
+    ap.add_argument(
+        "--keep-pronouns",
+        action="store_true",
+        help="claims section: no rewrite of claims that open with a pronoun",
+    )
     ap.add_argument("--cache", type=Path, default=ROOT / "bench-out" / "veriscore-cache.db")
     ap.add_argument("--out", type=Path, default=ROOT / "bench-out" / "veriscore.json")
     args = ap.parse_args()
@@ -238,7 +245,8 @@ def main() -> None:
             report["verdicts"] = section_verdicts(parts.lm.get(), shared / "veriscore")
         else:
             report["claims"] = section_claims(parts.lm.get(), parts.knowledge, labeled,
-                                              args.bios, args.k, modes)  # fmt: skip
+                                              args.bios, args.k, modes,
+                                              not args.keep_pronouns)  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n", "utf-8")
     log(f"wrote {args.out}")

@@ -188,10 +188,9 @@ def test_page_evidence_takes_the_segment_of_the_page_holding_most_of_the_top_k(x
     """Global search, no topic: each claim is judged against the segment of the page whose
     passages among its top-k hold most tokens; the segment depends on the page alone (the
     same with or without other claims), and a claim with no hits gets no passages."""
-    from index.reader import KnowledgeSource
-
     from factscore_local.evidence import page_segments
     from factscore_local.veriscore import claim_pages
+    from index.reader import KnowledgeSource
 
     knowledge = KnowledgeSource(xml_index)
 
@@ -257,3 +256,46 @@ def test_page_evidence_is_read_once_for_claims_of_several_responses(tmp_path, xm
     misses = parts.cache.misses
     _, again, _ = verify(claims, lm, parts.knowledge, 5, "binary", evidence="page", budget=800)
     assert parts.cache.misses == misses and again == probs
+
+
+def test_a_pronoun_rewrite_is_kept_only_when_it_just_names_the_pronoun():
+    from factscore_local.veriscore_core import accept_rewrite, opens_with_pronoun
+
+    context = ("Question: Tell me a bio of Kyra Sedgwick. Kyra Sedgwick is an American "
+               "actress. <SOS>She is best known for her role in The Closer.<EOS>")  # fmt: skip
+    claim = "She is best known for her role in The Closer."
+    assert opens_with_pronoun(claim) and opens_with_pronoun("their album sold well.")
+    assert not opens_with_pronoun("Hermann Hesse wrote Siddhartha.")
+    assert accept_rewrite(claim, "Kyra Sedgwick is best known for her role in The Closer.",
+                          context)  # fmt: skip
+    rewrite = "Kyra Sedgwick's role in The Closer won awards."
+    assert accept_rewrite("Her role in The Closer won awards.", rewrite, context + " awards")
+    # The name is not in the passage: from the model's memory, not kept.
+    assert not accept_rewrite(claim, "Kevin Bacon is best known for her role in The Closer.",
+                              context)  # fmt: skip
+    # The context copied in front of the claim (a small model's habit): more than a name.
+    assert not accept_rewrite(claim, "Kyra Sedgwick is an American actress. She is best known "
+                              "for her role in The Closer.", context)  # fmt: skip
+    # Another claim, or one that still opens with a pronoun, or two lines.
+    assert not accept_rewrite(claim, "Kyra Sedgwick is an American actress.", context)
+    assert not accept_rewrite(claim, "She is best known for The Closer.", context)
+    assert not accept_rewrite(claim, "Kyra Sedgwick is best known.\nShe acts.", context)
+
+
+@pytest.mark.slow
+def test_claims_opening_with_a_pronoun_get_the_name_from_their_window(tmp_path, xml_index):
+    from factscore_local.components import build_components
+    from factscore_local.config import EvalConfig
+    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.veriscore import resolve_pronouns
+    from factscore_local.veriscore_core import Window
+
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    parts = build_components(EvalConfig(index=xml_index, lm=SMALL_LM, cache=tmp_path / "c.db"))
+    window = Window(0, 1, "", "Question: Tell me a bio of Doug Sheehan. Doug Sheehan is an "
+                    "American actor. <SOS>He appeared in Knots Landing and General "
+                    "Hospital.<EOS> He lives in California.")  # fmt: skip
+    claims = [["He appeared in Knots Landing.", "Knots Landing is a TV series."]]
+    out = resolve_pronouns([window], claims, parts.lm.get())
+    assert out == [["Doug Sheehan appeared in Knots Landing.", "Knots Landing is a TV series."]]
