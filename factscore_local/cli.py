@@ -678,6 +678,7 @@ def rerun_cmd(record_file, out, cache, as_json, quiet) -> None:
         RecordError,
         config_from_settings,
         read_record,
+        recorded_inputs,
         rerun_problems,
     )
 
@@ -693,7 +694,7 @@ def rerun_cmd(record_file, out, cache, as_json, quiet) -> None:
     check_cache.close()
     if problems:
         _fail("cannot re-run this record here: " + "; ".join(problems))
-    inputs = [Path(item["path"]) for item in record["inputs"]]
+    inputs = recorded_inputs(record)
     options = record["run_options"]
     try:
         bios = _read_inputs(inputs, options.get("n_samples"), options.get("topic_half"))

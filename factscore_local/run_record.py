@@ -160,7 +160,11 @@ def build_record(
         },  # fmt: skip
         "prompts": prompt_hashes(config),
         "demos_sha256": demos_hash(config),
-        "inputs": [{"path": str(p.resolve()), "sha256": file_sha256(p)} for p in inputs],
+        # The path as given names the rows' `source`; the resolved one finds the file from
+        # another directory.
+        "inputs": [
+            {"path": str(p.resolve()), "given": str(p), "sha256": file_sha256(p)} for p in inputs
+        ],
         "run_options": run_options,
         "cache": {
             "hits": hits,
@@ -228,6 +232,17 @@ def rerun_problems(record: dict, config: EvalConfig, cache: ResultCache) -> list
         elif file_sha256(path) != item["sha256"]:
             problems.append(f"the input {path} has changed since the recorded run")
     return problems
+
+
+def recorded_inputs(record: dict) -> list[Path]:
+    """The inputs to re-run: each as it was given when that path still names the recorded
+    file (so the rows' `source` is the original's), else by its resolved path."""
+    paths = []
+    for item in record["inputs"]:
+        given = Path(item.get("given") or item["path"])
+        same = given.is_file() and file_sha256(given) == item["sha256"]
+        paths.append(given if same else Path(item["path"]))
+    return paths
 
 
 def describe(record: dict) -> str:

@@ -39,7 +39,9 @@ def test_record_names_everything_that_decides_the_numbers(db_index, tmp_path):
     manifest = db_index / "manifest.json"
     assert record["index"]["manifest_sha256"] == file_sha256(manifest)
     assert record["index"]["counts"] == {"pages": 98, "passages": 1036}
-    assert record["inputs"] == [{"path": str(source.resolve()), "sha256": file_sha256(source)}]
+    assert record["inputs"] == [
+        {"path": str(source.resolve()), "given": str(source), "sha256": file_sha256(source)}
+    ]
     assert record["settings"]["verifier"] == "random"
     assert record["settings"]["seed"] == 0 and record["settings"]["k"] == 5
     assert record["run_options"] == {"n_samples": 4, "topic_half": None}
@@ -84,6 +86,25 @@ def test_rerun_reproduces_the_summary_from_a_fresh_cache(db_index, tmp_path):
     assert result.exit_code == 0, result.output
     assert "re-run reproduces the recorded summary" in result.output
     assert out.read_text("utf-8") == again.read_text("utf-8")  # the same decisions, line by line
+
+
+def test_rerun_keeps_the_input_path_as_given(db_index, tmp_path, monkeypatch):
+    """A run given a relative path through a symlink: the re-run's rows name the input as
+    the original's did, so the lines are identical (the record also holds the resolved
+    path, used when the given one no longer names the same file)."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "bios.jsonl").symlink_to(require(LABELED))
+    monkeypatch.chdir(tmp_path)
+    out = run_eval(db_index, tmp_path, Path("data/bios.jsonl"))
+    record = out.with_name("out.jsonl.record.json")
+    assert read_record(record)["inputs"][0]["given"] == "data/bios.jsonl"
+    again = tmp_path / "again.jsonl"
+    args = ["rerun", str(record), "--out", str(again), "--cache", str(tmp_path / "new.db"),
+            "--quiet"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert out.read_text("utf-8") == again.read_text("utf-8")
+    assert '"source": "data/bios.jsonl"' in again.read_text("utf-8")
 
 
 def test_rerun_refuses_another_index_or_input(db_index, tmp_path):
