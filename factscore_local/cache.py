@@ -93,16 +93,20 @@ class ResultCache:
                 )
                 self.conn.commit()
 
-    def export(self, out: Path, kinds: Sequence[str] | None = None) -> int:
+    def export(
+        self, out: Path, kinds: Sequence[str] | None = None, exclude: Sequence[Path] = ()
+    ) -> int:
         """Writes the stored results (of ``kinds``, default all but the machine-local file
-        digests) to a gzipped JSONL file, one [key, kind, value] per line after a header.
+        digests) to a gzipped JSONL file, one [key, kind, value] per line after a header,
+        leaving out those already in the exported files ``exclude`` (a continuation file).
         Returns the number of results written. Keys are hashes: the file holds no prompt."""
         if self.conn is None:
             raise ValueError("a memory-only cache has nothing to export")
+        known = {key for path in exclude for key, _, _ in read_export(path)}
         rows = [
             row
             for row in self.conn.execute("SELECT key, kind, value FROM results ORDER BY key")
-            if (row[1] in kinds if kinds else row[1] != "sha256")
+            if (row[1] in kinds if kinds else row[1] != "sha256") and row[0] not in known
         ]
         out.parent.mkdir(parents=True, exist_ok=True)
         partial = out.with_name(out.name + ".partial")
@@ -120,17 +124,7 @@ class ResultCache:
         before anything is added."""
         if self.conn is None:
             raise ValueError("importing needs a cache file (--cache)")
-        try:
-            with gzip.open(path, "rt", encoding="utf-8") as f:
-                header = json.loads(f.readline())
-                rows = [json.loads(line) for line in f]
-        except (OSError, EOFError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{path}: not a readable cache export ({exc})") from exc
-        if not isinstance(header, dict) or header.get("format") != EXPORT_FORMAT:
-            raise ValueError(f"{path}: not a cache export of this format ({EXPORT_FORMAT})")
-        if header.get("results") != len(rows) or any(len(r) != 3 for r in rows):
-            raise ValueError(f"{path}: holds {len(rows)} results, its header says "
-                             f"{header.get('results')}: cut short or damaged")  # fmt: skip
+        rows = read_export(path)
         with self._lock:
             before = self.conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
             self.conn.executemany(
@@ -144,6 +138,23 @@ class ResultCache:
     def close(self) -> None:
         if self.conn is not None:
             self.conn.close()
+
+
+def read_export(path: Path) -> list:
+    """The [key, kind, value] rows of an exported file; a file cut short or not an export
+    raises ValueError."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            header = json.loads(f.readline())
+            rows = [json.loads(line) for line in f]
+    except (OSError, EOFError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable cache export ({exc})") from exc
+    if not isinstance(header, dict) or header.get("format") != EXPORT_FORMAT:
+        raise ValueError(f"{path}: not a cache export of this format ({EXPORT_FORMAT})")
+    if header.get("results") != len(rows) or any(len(r) != 3 for r in rows):
+        raise ValueError(f"{path}: holds {len(rows)} results, its header says "
+                         f"{header.get('results')}: cut short or damaged")  # fmt: skip
+    return rows
 
 
 def cached_batch(

@@ -300,7 +300,15 @@ def cache_group() -> None:
 @click.option("--cache", "cache_path", required=True, type=click.Path(path_type=Path))
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="A .jsonl.gz file.")
 @click.option("--kind", "kinds", multiple=True, help="Only these kinds (e.g. true_false).")
-def cache_export_cmd(cache_path: Path, out: Path, kinds: tuple[str, ...]) -> None:
+@click.option(
+    "--exclude",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Leave out the results already in this earlier export (repeatable).",
+)
+def cache_export_cmd(
+    cache_path: Path, out: Path, kinds: tuple[str, ...], exclude: tuple[Path, ...]
+) -> None:
     """Write the cached model results to one gzipped file."""
     from factscore_local.cache import ResultCache
 
@@ -308,7 +316,9 @@ def cache_export_cmd(cache_path: Path, out: Path, kinds: tuple[str, ...]) -> Non
         _fail(f"no cache at {cache_path}")
     cache = ResultCache(cache_path)
     try:
-        n = cache.export(out, kinds)
+        n = cache.export(out, kinds, exclude)
+    except ValueError as exc:
+        _fail(str(exc))
     finally:
         cache.close()
     click.echo(f"cache: {n} results written to {out}")

@@ -106,6 +106,20 @@ def test_export_and_import_carry_results_but_not_local_digests(tmp_path):
     assert target.import_file(tmp_path / "x.jsonl.gz") == (0, 2)
 
 
+def test_a_continuation_export_holds_only_new_results(tmp_path):
+    """--exclude: a later export leaves out what an earlier one holds; importing both
+    gives the whole cache."""
+    source = _cache_with_results(tmp_path / "a.db")
+    first = tmp_path / "first.jsonl.gz"
+    assert source.export(first) == 2
+    source.put_many("true_false", {key_of("judge", "m", "p3"): [0.5, 0.25, 0.0]})
+    later = tmp_path / "later.jsonl.gz"
+    assert source.export(later, exclude=[first]) == 1
+    target = ResultCache(tmp_path / "b.db")
+    assert target.import_file(first) == (2, 0) and target.import_file(later) == (1, 0)
+    assert target.get(key_of("judge", "m", "p3")) == [0.5, 0.25, 0.0]
+
+
 def test_a_damaged_export_adds_nothing(tmp_path):
     import gzip
 
