@@ -27,8 +27,8 @@ import numpy as np
 from factscore_local.records import BioRow
 from factscore_local.validation import subject_name
 from factscore_local.verifiers import (
+    FEATURES,
     FITTED,
-    RULE_FEATURES,
     SIGNALS,
     THRESHOLD_SIGNAL,
     Thresholds,
@@ -205,7 +205,7 @@ def _fit_rule(
     from sklearn.linear_model import LogisticRegression
 
     def features(signals: dict[str, np.ndarray]) -> np.ndarray:
-        return np.column_stack([f(signals) for f in RULE_FEATURES.values()])
+        return np.column_stack([FEATURES[f](signals) for f in verifier.features])
 
     x = np.concatenate([features(s.h_signals) for s in items])
     supported = ~np.concatenate([s.h_label for s in items])
@@ -216,8 +216,8 @@ def _fit_rule(
     # Cutoffs on the log-odds: quantiles of every fact's score, 0 (probability 0.5) and
     # below everything; each folded into the bias.
     scores = np.concatenate(
-        [rule_score(s.signals, tuple(weights)) for s in items if len(s.bio)]
-        + [rule_score(s.h_signals, tuple(weights)) for s in items]
+        [rule_score(s.signals, tuple(weights), verifier.features) for s in items if len(s.bio)]
+        + [rule_score(s.h_signals, tuple(weights), verifier.features) for s in items]
     )
     cutoffs = _candidates(scores, 0.0)
     candidates = [

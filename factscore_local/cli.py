@@ -414,7 +414,9 @@ ESTIMATOR_OPTIONS = [
         "--verifier",
         type=click.Choice(verifier_names()),
         default=DEFAULTS["verifier"],
-        show_default=True,
+        help="Default: the LM's own fitted rule where data/model-defaults.json ships one "
+        "(the embedded 1.5B model: retrieve-lm+np+coverage-fitted) and no --margin or "
+        "--np-threshold is given; else retrieve-lm.",
     ),
     click.option(
         "--retrieval",

@@ -18,7 +18,7 @@ from factscore_local.abstain import ABSTAIN_RULES
 from factscore_local.evidence import EVIDENCE_MODES
 from factscore_local.lm import BACKENDS as LM_BACKENDS
 from factscore_local.lm import LM_CONTEXT
-from factscore_local.verifiers import RULE_FEATURES, Thresholds, get_verifier
+from factscore_local.verifiers import Thresholds, get_verifier
 from factscore_local.verify_prompt import QUESTIONS
 from npm.np_prob import DEFAULT_NP_THRESHOLD as NPM_THRESHOLD
 
@@ -72,7 +72,7 @@ class EvalConfig:
     np_k: int = 3
     np_model: str | None = None  # None: DEFAULT_NP_MODEL
     np_threshold: float | None = None  # None: default_np_threshold(np_model)
-    # A fitted rule's weights (bias, then one per verifiers.RULE_FEATURES entry), from a
+    # A fitted rule's weights (bias, then one per feature of the verifier's rule), from a
     # settings file of ``fscore calibrate``; None: not fitted.
     rule_weights: tuple[float, ...] | None = None
     # Token ids a masked-LM NP scorer skips (e.g. FActScore's roberta_stopwords.txt for
@@ -146,9 +146,10 @@ class EvalConfig:
             raise ValueError("gamma must be 0 (no length penalty) or positive")
         if self.rule_weights is not None:  # a JSON list from a settings file or a record
             weights = tuple(float(w) for w in self.rule_weights)
-            if len(weights) != 1 + len(RULE_FEATURES):
-                raise ValueError(f"rule_weights holds {1 + len(RULE_FEATURES)} numbers "
-                                 f"(bias, {', '.join(RULE_FEATURES)})")  # fmt: skip
+            features = get_verifier(self.verifier).features
+            if features and len(weights) != 1 + len(features):
+                raise ValueError(f"rule_weights of {self.verifier} hold {1 + len(features)} "
+                                 f"numbers (bias, {', '.join(features)})")  # fmt: skip
             object.__setattr__(self, "rule_weights", weights)
 
     @property
@@ -170,9 +171,9 @@ DEFAULTS: dict[str, Any] = {
 }
 # What a settings file of ``fscore calibrate`` may set.
 SETTINGS_KEYS = ("verifier", "margin", "np_threshold", "np_model", "rule_weights")
-# Thresholds fitted on the dev labels for an embedded model whose margins sit far from 0
-# (written by ``fscore calibrate``; see BENCHMARKS.md), applied when that model is used
-# and neither an option nor a settings file gives them.
+# Thresholds or a rule fitted on the dev labels for an embedded model (written by ``fscore
+# calibrate``; see BENCHMARKS.md), applied when that model is used and neither an option
+# nor a settings file gives them; "verifier" is the model's default verifier.
 MODEL_DEFAULTS_PATH = Path(__file__).resolve().parents[1] / "data" / "model-defaults.json"
 
 
@@ -217,9 +218,14 @@ def build_config(
         given |= set(taken)
         sources += ["settings file"] * bool(taken)
     fitted = model_defaults(values.get("lm"))
+    # A model's own default verifier (a rule fitted for it), unless a verifier or a
+    # threshold of one was asked for.
+    if fitted.get("verifier") and not given & {"verifier", "margin", "np_threshold"}:
+        values["verifier"] = fitted["verifier"]
     verifier = values.get("verifier", DEFAULTS["verifier"])
     if fitted.get("verifiers") and verifier in fitted["verifiers"]:
-        taken = [k for k in ("margin", "np_threshold") if k in fitted and k not in given]
+        fitted_keys = ("margin", "np_threshold", "rule_weights")
+        taken = [k for k in fitted_keys if k in fitted and k not in given]
         values.update({k: fitted[k] for k in taken})
         sources += [f"fitted defaults of {model_name(values.get('lm'))}"] * bool(taken)
     values["thresholds_from"] = ", ".join(sources) or "built-in defaults"

@@ -44,6 +44,7 @@ class FactResult:
     evidence: tuple[Evidence, ...] | None = None
     margin: float | None = None
     np: float | None = None
+    coverage: float | None = None  # share of its content words found in its passages
     draw: float | None = None
     block: tuple | None = None  # shared evidence: the passage ids of the block it was judged on
 
@@ -51,7 +52,12 @@ class FactResult:
         """The recorded signal values (what a verifier's rule reads)."""
         return {
             name: value
-            for name, value in (("margin", self.margin), ("np", self.np), ("draw", self.draw))
+            for name, value in (
+                ("margin", self.margin),
+                ("np", self.np),
+                ("coverage", self.coverage),
+                ("draw", self.draw),
+            )
             if value is not None
         }
 
@@ -80,6 +86,7 @@ class FactResult:
             evidence=None if evidence is None else tuple(Evidence.from_json(e) for e in evidence),
             margin=obj.get("margin"),
             np=obj.get("np"),
+            coverage=obj.get("coverage"),
             draw=obj.get("draw"),
             block=None if obj.get("block") is None else tuple(obj["block"]),
         )

@@ -104,9 +104,11 @@ def _fact_rows(facts, human: bool) -> str:
             "supported" if f.is_supported else "not supported",
             _num(f.margin),
             _num(f.np, 3),
+            _num(f.coverage, 2),
             _evidence_cell(f),
         ]
-        names = ["num", "atom"] + (["label"] if human else []) + ["decision", "num", "num", "ev"]
+        names = (["num", "atom"] + (["label"] if human else [])
+                 + ["decision", "num", "num", "num", "ev"])  # fmt: skip
         out.append(
             f"<tr class='{classes}' data-s='{int(f.is_supported)}' data-d='{int(disagree)}'>"
             + "".join(f"<td class={n}>{c}</td>" for n, c in zip(names, cells, strict=True))
@@ -117,7 +119,7 @@ def _fact_rows(facts, human: bool) -> str:
 
 def _facts_table(facts, human: bool) -> str:
     head = ["#", "fact"] + (["human"] if human else []) + ["decision", "margin", "NP",
-                                                           "evidence"]  # fmt: skip
+                                                           "coverage", "evidence"]  # fmt: skip
     return (
         "<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>\n"
         + _fact_rows(facts, human) + "</table>"

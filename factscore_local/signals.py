@@ -6,6 +6,8 @@
 - ``np``: the NP scorer on the page's BM25 top ``np_k`` passages, or, with the ``lm-joint``
   scorer, the probability of the fact's tokens read from the Retrieve→LM pass itself (no
   second pass over the evidence);
+- ``coverage``: the share of the fact's content words found in the passages it was judged
+  against (``lexical.py``; no model);
 - ``draw``: a uniform number seeded by (seed, topic, fact), so a random decision does not
   depend on the order of facts.
 """
@@ -22,6 +24,8 @@ from factscore_local.cache import key_of
 from factscore_local.components import Components
 from factscore_local.config import JOINT_NP, EvalConfig
 from factscore_local.evidence import cheaper_per_page, page_blocks, shared_blocks
+from factscore_local.lexical import coverage as lexical_coverage
+from factscore_local.lexical import words_of
 from factscore_local.records import Evidence
 from factscore_local.verifiers import Verifier
 from factscore_local.verify_prompt import (
@@ -64,12 +68,14 @@ def compute_signals(
     retrieved_margin = verifier.uses_margin and verifier.margin_context != "none"
     if verifier.uses_margin and not retrieved_margin:
         values["margin"] = no_context_margins(queries, parts, config)
-    if retrieved_margin or joint_np:
-        margins, statement_p, evidence, blocks = retrieved_margins(queries, parts, config)
+    if retrieved_margin or joint_np or verifier.uses_coverage:
+        margins, statement_p, coverage, evidence, blocks = retrieved_margins(queries, parts, config)
         if retrieved_margin:
             values["margin"] = margins
         if joint_np:
             values["np"] = statement_p
+        if verifier.uses_coverage:
+            values["coverage"] = coverage
     if verifier.uses_np and not joint_np:
         values["np"] = np_values(queries, parts, config)
     if "draw" in verifier.signals:
@@ -158,9 +164,12 @@ def _judged_on(
 
 def retrieved_margins(
     queries: list[FactQuery], parts: Components, config: EvalConfig
-) -> tuple[np.ndarray, np.ndarray, list[tuple[Evidence, ...] | None], list[tuple | None]]:
-    """Margins and statement probabilities of the Retrieve→LM prompts, each fact's own
-    top-k and the block it was judged against."""
+) -> tuple[
+    np.ndarray, np.ndarray, np.ndarray, list[tuple[Evidence, ...] | None], list[tuple | None]
+]:
+    """Margins and statement probabilities of the Retrieve→LM prompts, each fact's lexical
+    coverage by the passages of its prompt, its own top-k and the block it was judged
+    against."""
     lm = parts.lm.get()
     question = config.verify_question
     hits = _own_passages(queries, parts, config.k, config.retrieval)
@@ -172,7 +181,8 @@ def retrieved_margins(
         return lengths[p.passage_id]
 
     blocks = _judged_on(queries, hits, parts, config, token_len)
-    texts, evidence = [], []
+    texts, evidence, coverage = [], [], []
+    block_words: dict[tuple, set[str]] = {}  # the facts of a block share its words
     for q, fact_hits, block in zip(queries, hits, blocks, strict=True):
         evidence.append(
             tuple(
@@ -188,6 +198,10 @@ def retrieved_margins(
         else:
             passages = [h.passage for h in fact_hits]
         pairs = [(p.title, p.text) for p in passages]
+        ids = tuple((p.title, p.passage_id) for p in passages)
+        if ids not in block_words:
+            block_words[ids] = words_of(pairs)
+        coverage.append(lexical_coverage(q.atom, q.topic, block_words[ids]))
         if q.topic:
             sentence = q.sentence if config.fact_context == "sentence" else ""
             texts.append(
@@ -197,7 +211,7 @@ def retrieved_margins(
             texts.append(open_prompt(q.atom, pairs, question))
     block_ids = [None if b is None else tuple(p.passage_id for p in b) for b in blocks]
     margins, statement_p = _judged(parts, texts, [q.atom for q in queries], config)
-    return margins, statement_p, evidence, block_ids
+    return margins, statement_p, np.asarray(coverage, float), evidence, block_ids
 
 
 def np_values(queries: list[FactQuery], parts: Components, config: EvalConfig) -> np.ndarray:

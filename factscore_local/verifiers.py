@@ -24,16 +24,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-SIGNALS = ("margin", "np", "draw")
+SIGNALS = ("margin", "np", "coverage", "draw")
 THRESHOLD_SIGNAL = {"margin": "margin", "np": "np"}  # threshold name -> the signal it cuts
 FITTED = "weights"  # a rule's fitted weights, calibrated as a whole (not a cut of a signal)
 MARGIN_CONTEXTS = ("retrieved", "none")
-# What a fitted rule weighs: name -> its value from the signal arrays.
-RULE_FEATURES: dict[str, Callable[[Mapping[str, np.ndarray]], np.ndarray]] = {
+# What a fitted rule can weigh: name -> its value from the signal arrays.
+FEATURES: dict[str, Callable[[Mapping[str, np.ndarray]], np.ndarray]] = {
     "margin": lambda s: s["margin"],
     "np": lambda s: s["np"],
     "margin*np": lambda s: s["margin"] * s["np"],
+    "coverage": lambda s: s["coverage"],
 }
+RULE_FEATURES = ("margin", "np", "margin*np")  # retrieve-lm+np-fitted's
 
 
 @dataclass(frozen=True)
@@ -45,22 +47,31 @@ class Thresholds:
     weights: tuple[float, ...] = ()
 
 
-def rule_score(signals: Mapping[str, np.ndarray], weights: tuple[float, ...]) -> np.ndarray:
-    """The fitted rule's linear score (the log-odds of supported, shifted by its cutoff)."""
-    if len(weights) != 1 + len(RULE_FEATURES):
-        raise ValueError(f"a fitted rule has {1 + len(RULE_FEATURES)} weights (bias, "
-                         f"{', '.join(RULE_FEATURES)}); got {len(weights)}")  # fmt: skip
-    features = [np.asarray(f(signals), float) for f in RULE_FEATURES.values()]
-    return weights[0] + sum(w * x for w, x in zip(weights[1:], features, strict=True))
-
-
-def _fitted_or_ensemble(s: Mapping[str, np.ndarray], t: Thresholds) -> np.ndarray:
-    if not t.weights:  # not calibrated yet: the paper's ensemble
-        return (s["margin"] > t.margin) & (s["np"] > t.np)
-    return rule_score(s, t.weights) > 0
-
-
 Rule = Callable[[Mapping[str, np.ndarray], Thresholds], np.ndarray | bool]
+
+
+def rule_score(
+    signals: Mapping[str, np.ndarray],
+    weights: tuple[float, ...],
+    features: tuple[str, ...] = RULE_FEATURES,
+) -> np.ndarray:
+    """A fitted rule's linear score (the log-odds of supported, shifted by its cutoff)."""
+    if len(weights) != 1 + len(features):
+        raise ValueError(f"a fitted rule has {1 + len(features)} weights (bias, "
+                         f"{', '.join(features)}); got {len(weights)}")  # fmt: skip
+    values = [np.asarray(FEATURES[f](signals), float) for f in features]
+    return weights[0] + sum(w * x for w, x in zip(weights[1:], values, strict=True))
+
+
+def fitted_rule(features: tuple[str, ...]) -> Rule:
+    """A logistic rule over ``features``; before it is fitted, the paper's ensemble."""
+
+    def rule(s: Mapping[str, np.ndarray], t: Thresholds) -> np.ndarray:
+        if not t.weights:
+            return (s["margin"] > t.margin) & (s["np"] > t.np)
+        return rule_score(s, t.weights, features) > 0
+
+    return rule
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,7 @@ class Verifier:
     thresholds: tuple[str, ...] = ()  # the Thresholds fields its rule reads (calibrated)
     margin_context: str = "retrieved"
     description: str = ""
+    features: tuple[str, ...] = ()  # a fitted rule's (FEATURES names), in weight order
 
     def __post_init__(self) -> None:
         unknown = set(self.signals) - set(SIGNALS)
@@ -78,6 +90,8 @@ class Verifier:
             raise ValueError(f"verifier {self.name!r}: unknown signal(s) {sorted(unknown)}")
         if set(self.thresholds) - {*THRESHOLD_SIGNAL, FITTED}:
             raise ValueError(f"verifier {self.name!r}: thresholds are margin, np or weights")
+        if set(self.features) - set(FEATURES):
+            raise ValueError(f"verifier {self.name!r}: features are among {sorted(FEATURES)}")
         if self.margin_context not in MARGIN_CONTEXTS:
             raise ValueError(f"verifier {self.name!r}: margin_context is one of {MARGIN_CONTEXTS}")
 
@@ -90,8 +104,13 @@ class Verifier:
         return "np" in self.signals
 
     @property
+    def uses_coverage(self) -> bool:
+        return "coverage" in self.signals
+
+    @property
     def needs_evidence(self) -> bool:
-        return self.uses_np or (self.uses_margin and self.margin_context == "retrieved")
+        retrieved = self.uses_margin and self.margin_context == "retrieved"
+        return self.uses_np or self.uses_coverage or retrieved
 
     def decide(
         self, signals: Mapping[str, np.ndarray], thresholds: Thresholds, n: int
@@ -171,10 +190,23 @@ register(
     Verifier(
         "retrieve-lm+np-fitted",
         ("margin", "np"),
-        _fitted_or_ensemble,
+        fitted_rule(RULE_FEATURES),
         (FITTED,),
         description="a logistic rule over margin and NP fitted by 'fscore calibrate' "
         "(before fitting: as retrieve-lm+np)",
+        features=RULE_FEATURES,
+    )
+)
+COVERAGE_RULE_FEATURES = (*RULE_FEATURES, "coverage")
+register(
+    Verifier(
+        "retrieve-lm+np+coverage-fitted",
+        ("margin", "np", "coverage"),
+        fitted_rule(COVERAGE_RULE_FEATURES),
+        (FITTED,),
+        description="a logistic rule over margin, NP and the fact's lexical coverage by "
+        "its passages, fitted by 'fscore calibrate' (before fitting: as retrieve-lm+np)",
+        features=COVERAGE_RULE_FEATURES,
     )
 )
 register(Verifier("always-supported", (), lambda s, t: True, description="baseline"))

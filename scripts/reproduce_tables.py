@@ -11,8 +11,9 @@
   over the fixed topic halves (thresholds fitted on one half, measured on the other: no
   number is fitted on the data it is measured on); the same split by page length (at most
   5 passages, or more). ``--evidence`` picks the evidence mode of every run.
-- The fitted decision rule (``retrieve-lm+np-fitted``, a logistic model over margin and
-  NP) cross-fitted like the thresholds, on the main run's signals (no model run).
+- The fitted decision rules (``retrieve-lm+np-fitted``, a logistic model over margin and
+  NP; ``retrieve-lm+np+coverage-fitted``, the same with the fact's lexical coverage by its
+  passages) cross-fitted like the thresholds, on the main run's signals (no model run).
 - Evidence modes: per-fact top-k, shared blocks and page segments on ``--evidence-bios``
   long-page bios.
 - Prompt levers (``--levers``): worked examples before the evidence, the fact's sentence
@@ -65,6 +66,7 @@ from factscore_local.labeled import (  # noqa: E402
     human_bio_score,
     human_facts,
     label_counts,
+    model_facts,
 )
 from factscore_local.records import BioRow  # noqa: E402
 from factscore_local.validation import (  # noqa: E402
@@ -293,6 +295,7 @@ def crossfit(fit_rows: list[BioRow], apply_rows: list[BioRow], verifier: str, ob
     return out, fitted
 
 
+COVERAGE_RULE = "retrieve-lm+np+coverage-fitted"
 LONG_PAGE = 5  # passages: a page longer than k=5 gives facts different evidence
 
 
@@ -505,7 +508,9 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
         results.append((verifier, "-", figures(run.rows(verifier, bios, verifier=verifier))))
     # One run records the margin and NP of every fact: retrieve-lm, np and the ensemble
     # are its decisions under different thresholds.
-    main_rows = run.rows("retrieve-lm+np", bios, verifier="retrieve-lm+np",
+    # (Run as the coverage rule, unfitted: the ensemble's decisions, and every fact's
+    # lexical coverage recorded with its margin and NP.)
+    main_rows = run.rows("retrieve-lm+np", bios, verifier=COVERAGE_RULE,
                          np_model=args.np_model)  # fmt: skip
     # The no-context LM is a pass of its own (~0.3 s a fact): "--skip no-context" leaves it out.
     nc = None if "no-context" in args.skip else run.rows("no-context-lm", bios,
@@ -535,18 +540,20 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             ("retrieve-lm", main_rows),
             ("retrieve-lm+np", main_rows),
             ("retrieve-lm+np-fitted", main_rows),
+            (COVERAGE_RULE, main_rows),
         )
     }
+    report["auc_coverage"] = auc(main_rows, "coverage")
     report["page_length"] = {
         v: report["verifiers"][v]["page_length"]
-        for v in ("retrieve-lm", "retrieve-lm+np", "retrieve-lm+np-fitted")
+        for v in ("retrieve-lm", "retrieve-lm+np", "retrieve-lm+np-fitted", COVERAGE_RULE)
     }
     print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "
           "human atomic facts for F1)\n\n" + md_results(results) + "\n")  # fmt: skip
     print(md_intervals(results) + "\n")
     print(f"AUC (human S vs not S) of the margin: {report['auc_margin']} (no-context: "
           f"{report['auc_margin_no_context']}); of NP ({args.np_model}): "
-          f"{report['auc_np']}\n")  # fmt: skip
+          f"{report['auc_np']}; of the lexical coverage: {report['auc_coverage']}\n")  # fmt: skip
     print(md_page_length(report["page_length"]))
     print("Human facts decided right by retrieve-lm at margin 0, per label (%): " + "; ".join(
         f"{s} " + ", ".join(f"{k} {v}" for k, v in c.items())
@@ -701,13 +708,8 @@ def section_ablations(report: dict, run: Runner, args) -> None:
     passages BM25 found for ChatGPT's facts."""
     ab_bios = run.bios(args.ablation_topics, subjects=("ChatGPT",))
     ablations = {}
-    for name, settings in (
-        ("bm25 k=5", {}),
-        ("bm25 k=3", {"k": 3}),
-        ("dense k=3", {"k": 3, "retrieval": "dense"}),
-        ("bm25 k=10", {"k": 10}),
-        ("dense k=5", {"retrieval": "dense"}),
-    ):  # FActScore's rank order of passages costs ~4x: measured in bench_eval.py instead
+    for name, settings in (("bm25 k=5", {}), *ABLATIONS):
+        # FActScore's rank order of passages costs ~4x: measured in bench_eval.py instead
         rows = run.rows(f"ablation {name}", ab_bios, verifier="retrieve-lm", **settings)
         ablations[name] = {"auc_margin": auc(rows, "margin"), **figures(rows)}
     report["ablations"] = ablations
@@ -716,6 +718,79 @@ def section_ablations(report: dict, run: Runner, args) -> None:
     for name, a in ablations.items():
         r = a["subjects"]["ChatGPT"]
         print(f"| {name} | {a['auc_margin']} | {r['error_rate']} | {r['f1_micro']} |")
+    print()
+
+
+ABLATIONS = (
+    ("bm25 k=3", {"k": 3}),
+    ("dense k=3", {"k": 3, "retrieval": "dense"}),
+    ("bm25 k=10", {"k": 10}),
+    ("dense k=5", {"retrieval": "dense"}),
+)
+
+
+def section_ablation_evidence(report: dict, run: Runner, args) -> None:
+    """No model: for every ChatGPT fact (model and human) of every topic, whether an
+    ablation setting changes the passages its prompt shows, against BM25 k=5, in each
+    evidence mode; by page length. Where nothing changes, the margin cannot change."""
+    from factscore_local.components import build_components
+    from factscore_local.signals import FactQuery, _judged_on, _own_passages
+
+    bios = run.bios(args.topics, subjects=("ChatGPT",))
+    queries = [
+        FactQuery(b.topic, b.topic, atom, group=f"{b.line}", tier=tier, sentence=sentence)
+        for b in bios
+        for tier, facts in (
+            (0, model_facts(b.annotations)),
+            (1, [(f.sentence, f.text) for f in human_facts(b.annotations)]),
+        )
+        for sentence, atom in facts
+    ]
+    parts = build_components(build_config({"index": run.index, "lm": run.lm}))
+    tokenize = parts.lm.get().lm.tokenize
+    lengths: dict = {}
+
+    def token_len(p) -> int:  # as signals.retrieved_margins counts a passage
+        from factscore_local.verify_prompt import passage_block
+
+        if p.passage_id not in lengths:
+            lengths[p.passage_id] = len(tokenize(passage_block(p.title, p.text))) + 1
+        return lengths[p.passage_id]
+
+    def shown(evidence: str, settings: dict) -> list[tuple]:
+        config = build_config({"index": run.index, "lm": run.lm, "evidence": evidence,
+                               **settings})  # fmt: skip
+        hits = _own_passages(queries, parts, config.k, config.retrieval)
+        blocks = _judged_on(queries, hits, parts, config, token_len)
+        return [
+            tuple(p.passage_id for p in block)
+            if block is not None
+            else tuple(sorted(h.passage.passage_id for h in fact_hits))  # fmt: skip
+            for block, fact_hits in zip(blocks, hits, strict=True)
+        ]
+
+    long_page = np.asarray([run.page_size[q.topic] > LONG_PAGE for q in queries])
+    out: dict = {}
+    for evidence in ("page", "per-fact"):
+        base = shown(evidence, {})
+        out[evidence] = {}
+        for name, settings in ABLATIONS:
+            changed = np.asarray([a != b for a, b in zip(base, shown(evidence, settings),
+                                                         strict=True)])  # fmt: skip
+            out[evidence][name] = {
+                "short": round(100 * float(changed[~long_page].mean()), 1),
+                "long": round(100 * float(changed[long_page].mean()), 1),
+            }
+    n_long = int(long_page.sum())
+    report["ablation_evidence"] = {"facts": len(queries), "long_page_facts": n_long, **out}
+    print(f"## Ablations: facts whose evidence changes against BM25 k=5 (ChatGPT, "
+          f"{len(bios)} topics, {len(queries)} model and human facts, {n_long} on "
+          f"pages of more than {LONG_PAGE} passages; no model)\n\n"
+          "| setting | page mode, short pages | page mode, long pages | per-fact, short pages "
+          "| per-fact, long pages |\n|---|---|---|---|---|")  # fmt: skip
+    for name, _ in ABLATIONS:
+        p, f = out["page"][name], out["per-fact"][name]
+        print(f"| {name} | {p['short']}% | {p['long']}% | {f['short']}% | {f['long']}% |")
     print()
 
 
@@ -737,11 +812,11 @@ def section_levers(report: dict, run: Runner, main_rows: list[BioRow], args) -> 
     out, table = {}, []
     candidates = {"default prompt": main_rows}
     for name in args.levers:
-        candidates[name] = run.rows(f"lever {name}", bios, verifier="retrieve-lm+np",
+        candidates[name] = run.rows(f"lever {name}", bios, verifier=COVERAGE_RULE,
                                     np_model=args.np_model, **LEVERS[name])  # fmt: skip
     for name, rows in candidates.items():
         out[name] = {"auc_margin": auc(rows, "margin"), "auc_np": auc(rows, "np")}
-        for verifier in ("retrieve-lm", "retrieve-lm+np", "retrieve-lm+np-fitted"):
+        for verifier in ("retrieve-lm", "retrieve-lm+np", "retrieve-lm+np-fitted", COVERAGE_RULE):
             out[name][verifier] = default_and_crossfit(
                 table, f"{verifier}, {name}", rows, verifier, args.objective, args.np_model
             )
@@ -819,7 +894,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--objective", choices=["er", "f1"], default="er")
     ap.add_argument("--levers", default="", help=f"prompt levers: {', '.join(LEVERS)}")
     ap.add_argument(
-        "--skip", default="", help="comma list of: tables,no-context,np-lm,own,ablations,demos"
+        "--skip",
+        default="",
+        help="comma list of: tables,no-context,np-lm,own,ablations,ablation-evidence,demos",
     )
     ap.add_argument("--out", type=Path, default=ROOT / "bench-out" / "tables.json")
     ap.add_argument(
@@ -868,6 +945,8 @@ def main() -> None:
         section_own_decomposition(report, run, main_rows, args)
     if "ablations" not in args.skip and args.ablation_topics:
         section_ablations(report, run, args)
+    if "ablation-evidence" not in args.skip:
+        section_ablation_evidence(report, run, args)
     if "demos" not in args.skip and args.own_topics and args.demos_reference.exists():
         section_demos(report, run, args)
     if args.levers and main_rows:

@@ -11,10 +11,29 @@ from factscore_local.config import DEFAULTS, EvalConfig, build_config, default_n
 
 
 def test_defaults_come_from_one_place(tmp_path):
-    config = build_config({"index": tmp_path})
+    config = build_config({"index": tmp_path, "lm": "/models/a-model-without-defaults.gguf"})
     for name, value in DEFAULTS.items():
-        assert getattr(config, name) == value
+        assert getattr(config, name) == value or name == "lm"
     assert config.thresholds.np == default_np_threshold(None)
+
+
+def test_the_default_model_brings_its_fitted_rule(tmp_path):
+    """The embedded 1.5B model decides with the coverage rule fitted for it, unless a
+    verifier or a threshold is asked for."""
+    from factscore_local.config import model_defaults
+
+    fitted = model_defaults(None)
+    config = build_config({"index": tmp_path})
+    assert config.verifier == fitted["verifier"] == "retrieve-lm+np+coverage-fitted"
+    assert config.rule_weights == tuple(fitted["rule_weights"]) and len(config.rule_weights) == 5
+    assert "fitted defaults" in config.thresholds_from
+    assert build_config({"index": tmp_path, "margin": 0.5}).verifier == "retrieve-lm"
+    chosen = build_config({"index": tmp_path, "verifier": "retrieve-lm+np"})
+    assert chosen.verifier == "retrieve-lm+np" and chosen.rule_weights is None
+    # The CLI passes its option defaults too; only those on the command line are choices.
+    cli = build_config({"index": tmp_path, "verifier": "retrieve-lm", "margin": 0.0},
+                       explicit=set())  # fmt: skip
+    assert cli.verifier == "retrieve-lm+np+coverage-fitted"
 
 
 @pytest.mark.parametrize(
@@ -57,7 +76,8 @@ def test_an_embedded_model_brings_its_fitted_thresholds(tmp_path):
 
     fitted = model_defaults(SMALL_LM)["margin"]
     assert fitted < 0
-    assert model_defaults(None) == model_defaults(DEFAULT_LM) == {}  # margin 0 measured there
+    assert "margin" not in model_defaults(DEFAULT_LM)  # margin 0 measured there
+    assert model_defaults(None) == model_defaults(DEFAULT_LM)
     config = build_config({"index": tmp_path, "lm": SMALL_LM})
     assert config.margin == fitted and "fitted defaults" in config.thresholds_from
     path_spec = build_config({"index": tmp_path, "lm": f"/models/{SMALL_LM}.gguf"})

@@ -233,29 +233,41 @@ def test_calibrate_then_eval_with_its_settings(db_index, tmp_path):
 
 
 @pytest.mark.slow
-def test_calibrate_a_fitted_rule_then_eval_with_it(db_index, tmp_path):
-    """The fitted rule through the CLI with the small LM: calibrate writes its weights,
-    eval --settings applies them and reproduces the fitted error rate."""
+@pytest.mark.parametrize(
+    ("verifier", "n_weights"),
+    [("retrieve-lm+np-fitted", 4), ("retrieve-lm+np+coverage-fitted", 5)],
+)
+def test_calibrate_a_fitted_rule_then_eval_with_it(db_index, tmp_path, verifier, n_weights):
+    """A fitted rule through the CLI with the small LM: calibrate writes its weights,
+    eval --settings applies them and reproduces the fitted error rate; the coverage rule's
+    lines record every fact's lexical coverage."""
     from factscore_local.model_store import SMALL_LM, installed_path
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
     args = ["--index", str(db_index), "--input", str(require(DEV / "InstructGPT.jsonl")),
             "--n-samples", "2", "--use-atomic-facts", "--lm", SMALL_LM,
-            "--verifier", "retrieve-lm+np-fitted", "--cache", str(tmp_path / "c.db"),
+            "--verifier", verifier, "--cache", str(tmp_path / "c.db"),
             "--quiet"]  # fmt: skip
     settings_path = tmp_path / "settings.json"
     fitted = CliRunner().invoke(main, ["calibrate", *args, "--out", str(settings_path)])
     assert fitted.exit_code == 0, fitted.output
     settings = read_settings(settings_path)
-    assert settings["verifier"] == "retrieve-lm+np-fitted" and len(settings["rule_weights"]) == 4
+    assert settings["verifier"] == verifier and len(settings["rule_weights"]) == n_weights
+    out = tmp_path / "out.jsonl"
     result = CliRunner().invoke(
-        main, ["eval", *args, "--gamma", "0", "--json", "--settings", str(settings_path)]
-    )
+        main,
+        ["eval", *args, "--gamma", "0", "--json", "--settings", str(settings_path),
+         "--out", str(out)],
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["error_rate"] == pytest.approx(settings["fit"]["error_rate"], abs=0.01)
     assert summary["thresholds"]["rule_weights"] == settings["rule_weights"]
+    facts = [f for line in out.read_text("utf-8").splitlines()
+             for f in json.loads(line)["decisions"]]  # fmt: skip
+    has_coverage = [0.0 <= f.get("coverage", -1) <= 1.0 for f in facts]
+    assert facts and all(has_coverage) == (verifier == "retrieve-lm+np+coverage-fitted")
 
 
 def labeled_row(line: int, topic: str, human: float | None, facts: list[tuple]) -> BioRow:
@@ -358,5 +370,5 @@ def test_fitted_rule_before_fitting_and_bad_weights(tmp_path):
     t = Thresholds(0.0, 0.3)
     assert list(fitted.decide(signals, t, 3)) == list(anded.decide(signals, t, 3))
     assert list(fitted.decide(signals, Thresholds(weights=(0, 0, 1, 0)), 3)) == [1, 1, 1]
-    with pytest.raises(ValueError, match="rule_weights holds 4 numbers"):
-        EvalConfig(index=tmp_path, rule_weights=(1.0, 2.0))
+    with pytest.raises(ValueError, match="hold 4 numbers"):
+        EvalConfig(index=tmp_path, verifier="retrieve-lm+np-fitted", rule_weights=(1.0, 2.0))

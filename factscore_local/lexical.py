@@ -1,0 +1,34 @@
+"""Lexical coverage of a fact by its evidence: the share of the fact's content words (not
+stopwords, not words of the topic's name) that occur in the passages it was judged
+against. No model; on all 9,550 human facts of the dev bios it separates supported from
+not supported with an AUC of 0.83 (the LM's margin: 0.87), and it adds to the margin and
+NP in a fitted rule (BENCHMARKS.md)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from npm.stopwords import STOPWORD_WORDS
+
+WORD = re.compile(r"[a-z0-9]+")
+STOPWORDS = frozenset(w.lower() for w in STOPWORD_WORDS)
+
+
+def content_words(text: str) -> set[str]:
+    """Lowercased words and numbers of ``text`` that are not stopwords."""
+    return {w for w in WORD.findall(text.lower()) if w not in STOPWORDS}
+
+
+def coverage(atom: str, topic: str, evidence_words: set[str]) -> float:
+    """The share of the fact's content words beyond the topic's name found in
+    ``evidence_words`` (1.0 when the fact has none left to find)."""
+    words = content_words(atom) - content_words(topic)
+    if not words:
+        return 1.0
+    return sum(w in evidence_words for w in words) / len(words)
+
+
+def words_of(passages: Iterable[tuple[str, str]]) -> set[str]:
+    """The content words of (title, text) passages, as the prompt shows them."""
+    return set().union(*(content_words(f"{title} {text}") for title, text in passages))
