@@ -266,7 +266,7 @@ def demo_cmd(out, lm) -> None:
         for d in row.decisions:
             click.echo(f"     [{'S' if d.is_supported else 'x'}] {d.atom}")
     summary = summarize(rows)
-    _print_summary(summary, "retrieve-lm")
+    _print_summary(summary, estimator.config.verifier)
 
 
 @main.group("models")

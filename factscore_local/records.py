@@ -44,7 +44,7 @@ class FactResult:
     evidence: tuple[Evidence, ...] | None = None
     margin: float | None = None
     np: float | None = None
-    coverage: float | None = None  # share of its content words found in its passages
+    coverage: float | None = None  # share of its content words found in its top-k passages
     draw: float | None = None
     block: tuple | None = None  # shared evidence: the passage ids of the block it was judged on
 

@@ -6,8 +6,8 @@
 - ``np``: the NP scorer on the page's BM25 top ``np_k`` passages, or, with the ``lm-joint``
   scorer, the probability of the fact's tokens read from the Retrieve→LM pass itself (no
   second pass over the evidence);
-- ``coverage``: the share of the fact's content words found in the passages it was judged
-  against (``lexical.py``; no model);
+- ``coverage``: the share of the fact's content words found in its own top-k passages
+  (``lexical.py``; no model);
 - ``draw``: a uniform number seeded by (seed, topic, fact), so a random decision does not
   depend on the order of facts.
 """
@@ -168,7 +168,7 @@ def retrieved_margins(
     np.ndarray, np.ndarray, np.ndarray, list[tuple[Evidence, ...] | None], list[tuple | None]
 ]:
     """Margins and statement probabilities of the Retrieve→LM prompts, each fact's lexical
-    coverage by the passages of its prompt, its own top-k and the block it was judged
+    coverage by its own top-k passages, its own top-k and the block it was judged
     against."""
     lm = parts.lm.get()
     question = config.verify_question
@@ -182,7 +182,7 @@ def retrieved_margins(
 
     blocks = _judged_on(queries, hits, parts, config, token_len)
     texts, evidence, coverage = [], [], []
-    block_words: dict[tuple, set[str]] = {}  # the facts of a block share its words
+    block_words: dict[tuple, set[str]] = {}  # facts with the same top-k share their words
     for q, fact_hits, block in zip(queries, hits, blocks, strict=True):
         evidence.append(
             tuple(
@@ -198,9 +198,12 @@ def retrieved_margins(
         else:
             passages = [h.passage for h in fact_hits]
         pairs = [(p.title, p.text) for p in passages]
-        ids = tuple((p.title, p.passage_id) for p in passages)
+        # Coverage by the fact's own top-k, whatever block it is judged on: a long block
+        # holds most words of a page (the own top-k separate better: AUC 0.833 vs 0.829).
+        own = [h.passage for h in fact_hits]
+        ids = tuple((p.title, p.passage_id) for p in own)
         if ids not in block_words:
-            block_words[ids] = words_of(pairs)
+            block_words[ids] = words_of((p.title, p.text) for p in own)
         coverage.append(lexical_coverage(q.atom, q.topic, block_words[ids]))
         if q.topic:
             sentence = q.sentence if config.fact_context == "sentence" else ""
