@@ -5,6 +5,7 @@ A verifier reads *signals*, values the estimator computes and records for every 
 - ``margin``: logit(True) - logit(False) of the local LM, with the retrieved passages as
   evidence (``margin_context="retrieved"``) or with none (``"none"``);
 - ``np``: the nonparametric probability of the fact given the retrieved passages;
+- ``coverage``: the share of the fact's content words found in its retrieved passages;
 - ``draw``: a uniform number seeded by (seed, topic, fact), for the random baseline.
 
 Its rule turns signal arrays and thresholds into decisions, vectorised, so the same rule
@@ -15,6 +16,8 @@ searched over by calibration. A new verifier, a fitted rule or another evidence 
 ``retrieve-lm+np-fitted`` is such a fitted rule: a logistic model over the margin, NP and
 their product (``RULE_FEATURES``), fitted on human labels by ``fscore calibrate`` and
 applied from its settings file; without fitted weights it decides as the paper's ensemble.
+``retrieve-lm+np+coverage-fitted`` adds the coverage (the embedded 1.5B model's default,
+with weights shipped in ``data/model-defaults.json``).
 """
 
 from __future__ import annotations
