@@ -235,13 +235,13 @@ def rerun_problems(record: dict, config: EvalConfig, cache: ResultCache) -> list
 
 
 def recorded_inputs(record: dict) -> list[Path]:
-    """The inputs to re-run: each as it was given when that path still names the recorded
-    file (so the rows' `source` is the original's), else by its resolved path."""
+    """The inputs to re-run: each as it was given when that path still leads to the
+    recorded file (so the rows' `source` is the original's), else by its resolved path
+    (whose content ``rerun_problems`` checks)."""
     paths = []
     for item in record["inputs"]:
         given = Path(item.get("given") or item["path"])
-        same = given.is_file() and file_sha256(given) == item["sha256"]
-        paths.append(given if same else Path(item["path"]))
+        paths.append(given if str(given.resolve()) == item["path"] else Path(item["path"]))
     return paths
 
 

@@ -39,6 +39,7 @@ import itertools
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -734,7 +735,12 @@ def section_ablation_evidence(report: dict, run: Runner, args) -> None:
     ablation setting changes the passages its prompt shows, against BM25 k=5, in each
     evidence mode; by page length. Where nothing changes, the margin cannot change."""
     from factscore_local.components import build_components
-    from factscore_local.signals import FactQuery, _judged_on, _own_passages
+    from factscore_local.signals import (
+        FactQuery,
+        _judged_on,
+        _own_passages,
+        passage_token_counter,
+    )
 
     bios = run.bios(args.topics, subjects=("ChatGPT",))
     queries = [
@@ -747,37 +753,33 @@ def section_ablation_evidence(report: dict, run: Runner, args) -> None:
         for sentence, atom in facts
     ]
     parts = build_components(build_config({"index": run.index, "lm": run.lm}))
-    tokenize = parts.lm.get().lm.tokenize
-    lengths: dict = {}
+    token_len = passage_token_counter(parts.lm.get().lm.tokenize)
+    modes = ("page", "per-fact")
 
-    def token_len(p) -> int:  # as signals.retrieved_margins counts a passage
-        from factscore_local.verify_prompt import passage_block
-
-        if p.passage_id not in lengths:
-            lengths[p.passage_id] = len(tokenize(passage_block(p.title, p.text))) + 1
-        return lengths[p.passage_id]
-
-    def shown(evidence: str, settings: dict) -> list[tuple]:
-        config = build_config({"index": run.index, "lm": run.lm, "evidence": evidence,
-                               **settings})  # fmt: skip
+    def shown(settings: dict) -> dict[str, list[tuple]]:
+        """Per evidence mode, the passage ids each fact's prompt shows (one retrieval)."""
+        config = build_config({"index": run.index, "lm": run.lm, **settings})
         hits = _own_passages(queries, parts, config.k, config.retrieval)
-        blocks = _judged_on(queries, hits, parts, config, token_len)
-        return [
-            tuple(p.passage_id for p in block)
-            if block is not None
-            else tuple(sorted(h.passage.passage_id for h in fact_hits))  # fmt: skip
-            for block, fact_hits in zip(blocks, hits, strict=True)
-        ]
+        out = {}
+        for mode in modes:
+            blocks = _judged_on(queries, hits, parts, replace(config, evidence=mode), token_len)
+            out[mode] = [
+                tuple(p.passage_id for p in block)
+                if block is not None
+                else tuple(sorted(h.passage.passage_id for h in fact_hits))  # fmt: skip
+                for block, fact_hits in zip(blocks, hits, strict=True)
+            ]
+        return out
 
     long_page = np.asarray([run.page_size[q.topic] > LONG_PAGE for q in queries])
-    out: dict = {}
-    for evidence in ("page", "per-fact"):
-        base = shown(evidence, {})
-        out[evidence] = {}
-        for name, settings in ABLATIONS:
-            changed = np.asarray([a != b for a, b in zip(base, shown(evidence, settings),
+    base = shown({})
+    out: dict = {mode: {} for mode in modes}
+    for name, settings in ABLATIONS:
+        ablated = shown(settings)
+        for mode in modes:
+            changed = np.asarray([a != b for a, b in zip(base[mode], ablated[mode],
                                                          strict=True)])  # fmt: skip
-            out[evidence][name] = {
+            out[mode][name] = {
                 "short": round(100 * float(changed[~long_page].mean()), 1),
                 "long": round(100 * float(changed[long_page].mean()), 1),
             }
