@@ -107,24 +107,25 @@ def section_verdicts(lm, data: Path) -> dict:
 
 def judged(claims: list[list[str]], lm, knowledge, k: int, evidence: str):
     """Per response, each claim's binary verdict; the seconds the verification took; the
-    claims judged; and the share of the claims' top-k passages in the blocks they were
-    judged against (None for per-claim evidence)."""
+    claims judged; the verdicts computed (not read from the cache); and the share of the
+    claims' top-k passages in the blocks they were judged against (None for per-claim
+    evidence)."""
     if evidence == "shared":  # a verdict depends on the claim's response
         keys = [(i, c) for i, cs in enumerate(claims) for c in cs]
         groups: list | None = [i for i, _ in keys]
     else:  # a verdict depends on the claim alone
         keys = [(None, c) for c in unique([c for cs in claims for c in cs])]
         groups = None
-    start = time.perf_counter()
+    start, misses = time.perf_counter(), lm.cache.misses
     hits, probs, blocks = verify([c for _, c in keys], lm, knowledge, k, "binary", groups,
                                  evidence=evidence)  # fmt: skip
-    seconds = time.perf_counter() - start
+    seconds, computed = time.perf_counter() - start, lm.cache.misses - misses
     by_key = {key: decide(p) == "supported" for key, p in zip(keys, probs, strict=True)}
     verdict = [[by_key[(i if groups else None, c)] for c in cs] for i, cs in enumerate(claims)]
     held = [(sum(h.passage.passage_id in {p.passage_id for p in block} for h in hs), len(hs))
             for hs, block in zip(hits, blocks, strict=True) if block is not None]  # fmt: skip
     read = round(100 * sum(a for a, _ in held) / max(1, sum(b for _, b in held)), 1)
-    return verdict, seconds, len(keys), read if held else None
+    return verdict, seconds, len(keys), computed, read if held else None
 
 
 def labeled_bios(data: Path, subject: str, n_bios: int) -> list:
@@ -165,9 +166,10 @@ def section_claims(
     for subject in SUBJECTS:
         bios = labeled_bios(data, subject, n_bios)
         responses = [Response(b.line, b.output, b.record.get("input"), subject) for b in bios]
-        start = time.perf_counter()
+        start, misses, hits = time.perf_counter(), lm.cache.misses, lm.cache.hits
         extracted = extract(responses, lm, resolve)
-        extract_s = time.perf_counter() - start
+        extract_s, computed = time.perf_counter() - start, lm.cache.misses - misses
+        fresh = lm.cache.hits == hits  # nothing read from the cache
         claims = [unique([c for _, cs in pairs for c in cs]) for pairs in extracted]
         n_sentences = sum(len(pairs) for pairs in extracted)
         per_response = [len(cs) for cs in claims]
@@ -182,21 +184,25 @@ def section_claims(
             "claims_opening_with_pronoun": share(OPENS_WITH_PRONOUN, flat),
             **fact_counts(bios),
             "K": max(1.0, float(statistics.median(per_response))),
-            "s_per_sentence": round(extract_s / max(1, n_sentences), 2),
+            # Speed only over what this run computed (a resumed run reads the rest).
+            "lm_calls_computed": computed,
+            "s_per_lm_call": round(extract_s / computed, 2) if computed else None,
+            "s_per_sentence": round(extract_s / max(1, n_sentences), 2) if fresh else None,
         }
         log(f"{subject}: {out[subject]}")
     for subject, claims in claims_of.items():
         row, n_claims = out[subject], max(1, sum(map(len, claims)))
         verdicts_by_mode = {}
         for mode in modes:
-            verdict, seconds, n_judged, read = judged(claims, lm, knowledge, k, mode)
+            verdict, seconds, n_judged, computed, read = judged(claims, lm, knowledge, k, mode)
             verdicts_by_mode[mode] = verdict
             f1 = [f1_at_k(sum(v), len(v), row["K"])["f1_at_k"] for v in verdict]
             row[mode] = {
                 "veriscore": round(100 * statistics.mean(f1), 1),
                 "supported_share": round(100 * sum(map(sum, verdict)) / n_claims, 1),
                 "claims_judged": n_judged,
-                "s_per_claim": round(seconds / max(1, n_judged), 2),
+                "verdicts_computed": computed,
+                "s_per_claim": round(seconds / computed, 2) if computed else None,
                 "top_k_read": read,
             }
         if len(verdicts_by_mode) == 2:
