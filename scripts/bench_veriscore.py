@@ -161,7 +161,8 @@ def section_claims(
     lm, knowledge, data: Path, n_bios: int, k: int, modes: list[str], resolve: bool = True
 ) -> dict:
     """Every subject's claims first (the statistics need no verification), then each
-    evidence mode's verdicts; with no mode, extraction only."""
+    evidence mode's verdicts, all subjects' claims in one run (``verification``: its
+    speed); with no mode, extraction only."""
     out, claims_of = {}, {}
     for subject in SUBJECTS:
         bios = labeled_bios(data, subject, n_bios)
@@ -190,23 +191,33 @@ def section_claims(
             "s_per_sentence": round(extract_s / max(1, n_sentences), 2) if fresh else None,
         }
         log(f"{subject}: {out[subject]}")
+    # Every subject's claims in one verification, as one file of all the responses would
+    # be: claims of one page, from any subject, then share the reading of its evidence.
+    pooled = [cs for claims in claims_of.values() for cs in claims]
+    verdicts_by_mode = {}
+    for mode in modes:
+        verdict, seconds, n_judged, computed, read = judged(pooled, lm, knowledge, k, mode)
+        verdicts_by_mode[mode] = verdict
+        out.setdefault("verification", {})[mode] = {
+            "claims_judged": n_judged,
+            "verdicts_computed": computed,
+            "s_per_claim": round(seconds / computed, 2) if computed else None,
+            "top_k_read": read,
+        }
+        log(f"verification, {mode}: {out['verification'][mode]}")
+    start = 0
     for subject, claims in claims_of.items():
         row, n_claims = out[subject], max(1, sum(map(len, claims)))
-        verdicts_by_mode = {}
-        for mode in modes:
-            verdict, seconds, n_judged, computed, read = judged(claims, lm, knowledge, k, mode)
-            verdicts_by_mode[mode] = verdict
+        mine = {m: v[start : start + len(claims)] for m, v in verdicts_by_mode.items()}
+        start += len(claims)
+        for mode, verdict in mine.items():
             f1 = [f1_at_k(sum(v), len(v), row["K"])["f1_at_k"] for v in verdict]
             row[mode] = {
                 "veriscore": round(100 * statistics.mean(f1), 1),
                 "supported_share": round(100 * sum(map(sum, verdict)) / n_claims, 1),
-                "claims_judged": n_judged,
-                "verdicts_computed": computed,
-                "s_per_claim": round(seconds / computed, 2) if computed else None,
-                "top_k_read": read,
             }
-        if len(verdicts_by_mode) == 2:
-            a, b = verdicts_by_mode.values()
+        if len(mine) == 2:
+            a, b = mine.values()
             same = sum(x == y for va, vb in zip(a, b, strict=True)
                        for x, y in zip(va, vb, strict=True))  # fmt: skip
             row["modes_agree"] = f"{same}/{n_claims}"
