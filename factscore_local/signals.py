@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -35,7 +34,7 @@ from factscore_local.verify_prompt import (
     STATEMENT,
     no_context_prompt,
     open_prompt,
-    passage_block,
+    passage_token_counter,
     retrieve_lm_prompt,
 )
 
@@ -163,18 +162,6 @@ def _judged_on(
         for i, segment in zip(on_page, segments, strict=True):
             blocks[i] = segment
     return blocks
-
-
-def passage_token_counter(tokenize) -> Callable[[object], int]:
-    """A memoised count of a passage's tokens as retrieve_lm_prompt writes it."""
-    lengths: dict = {}
-
-    def token_len(p) -> int:
-        if p.passage_id not in lengths:
-            lengths[p.passage_id] = len(tokenize(passage_block(p.title, p.text))) + 1
-        return lengths[p.passage_id]
-
-    return token_len
 
 
 def retrieved_margins(

@@ -7,6 +7,8 @@ facts of one page that retrieve the same passages share the whole prompt up to t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from index.chunking import strip_markers
 
 # The question after the statement, and the words its two answers start with (their
@@ -25,6 +27,18 @@ STATEMENT = "Statement: "  # where a prompt stops being shared by the facts of a
 
 def passage_block(title: str, text: str) -> str:
     return f"Title: {title}\nText: {strip_markers(text).strip()}"
+
+
+def passage_token_counter(tokenize) -> Callable[[object], int]:
+    """A memoised count of a passage's tokens as a verification prompt writes it."""
+    lengths: dict = {}
+
+    def token_len(p) -> int:
+        if p.passage_id not in lengths:
+            lengths[p.passage_id] = len(tokenize(passage_block(p.title, p.text))) + 1
+        return lengths[p.passage_id]
+
+    return token_len
 
 
 # Worked examples of the judgement (written for this project; the people are invented):

@@ -20,7 +20,7 @@ from factscore_local.config import DEFAULTS
 from factscore_local.evidence import page_blocks, shared_blocks
 from factscore_local.inputs import json_objects
 from factscore_local.sentences import split_sentences
-from factscore_local.verify_prompt import passage_block
+from factscore_local.verify_prompt import passage_block, passage_token_counter
 from factscore_local.veriscore_core import (
     EOS,
     NO_CLAIM,
@@ -263,13 +263,7 @@ def verify(
     if evidence == "per-claim":
         passages = [[(h.passage.title, h.passage.text) for h in hs] for hs in hits]
         return hits, verdicts(claims, passages, lm, mode), [None] * len(claims)
-    lengths: dict = {}
-
-    def token_len(p) -> int:  # the passage as the verification prompt writes it
-        if p.passage_id not in lengths:
-            lengths[p.passage_id] = len(lm.lm.tokenize(passage_block(p.title, p.text))) + 1
-        return lengths[p.passage_id]
-
+    token_len = passage_token_counter(lm.lm.tokenize)
     if evidence == "shared":
         if groups is None:
             raise ValueError("shared evidence needs the claims' groups")

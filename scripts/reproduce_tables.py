@@ -735,12 +735,8 @@ def section_ablation_evidence(report: dict, run: Runner, args) -> None:
     ablation setting changes the passages its prompt shows, against BM25 k=5, in each
     evidence mode; by page length. Where nothing changes, the margin cannot change."""
     from factscore_local.components import build_components
-    from factscore_local.signals import (
-        FactQuery,
-        _judged_on,
-        _own_passages,
-        passage_token_counter,
-    )
+    from factscore_local.signals import FactQuery, _judged_on, _own_passages
+    from factscore_local.verify_prompt import passage_token_counter
 
     bios = run.bios(args.topics, subjects=("ChatGPT",))
     queries = [
