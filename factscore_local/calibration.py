@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from factscore_local.records import BioRow
+from factscore_local.records import BioRow, FactResult
 from factscore_local.validation import subject_name
 from factscore_local.verifiers import (
     FEATURES,
@@ -57,33 +58,32 @@ def _as_verifier(verifier: str | Verifier) -> Verifier:
     return verifier if isinstance(verifier, Verifier) else get_verifier(verifier)
 
 
-def collect(rows: list[BioRow]) -> dict[str, SubjectFacts]:
+# Per-fact values beyond the recorded signals, for features a rule is tried with:
+# (row, its facts) -> name -> one value per fact.
+ExtraSignals = Callable[[BioRow, tuple[FactResult, ...]], Mapping[str, Sequence[float]]]
+
+
+def collect(rows: list[BioRow], extra: ExtraSignals | None = None) -> dict[str, SubjectFacts]:
     """Arrays per subject from ``fscore eval`` rows of labeled bios (a signal a fact did not
-    record counts as 0)."""
+    record counts as 0). ``extra`` adds signals computed from the rows."""
     grouped: dict[str, list[BioRow]] = {}
     for row in rows:
         if row.ok and row.human is not None:
             grouped.setdefault(subject_name(row.source), []).append(row)
     out = {}
     for name, subject_rows in grouped.items():
-        values: dict[str, list[float]] = {s: [] for s in SIGNALS}
-        h_values: dict[str, list[float]] = {s: [] for s in SIGNALS}
+        values: dict[str, list[float]] = {}
+        h_values: dict[str, list[float]] = {}
         bios, human_scores, h_label = [], [], []
         n_bios = 0
         for row in subject_rows:
-            for fact in row.human.facts:
-                h_label.append(fact.label != "S")
-                recorded = fact.signals()
-                for s in SIGNALS:
-                    h_values[s].append(recorded.get(s, 0.0))
+            h_label += [fact.label != "S" for fact in row.human.facts]
+            _gather(h_values, row, row.human.facts, extra)
             # ER compares the bios where both the humans and the estimate respond.
             if row.responded and row.decisions and row.human.score is not None:
                 human_scores.append(row.human.score)
-                for d in row.decisions:
-                    recorded = d.signals()
-                    for s in SIGNALS:
-                        values[s].append(recorded.get(s, 0.0))
-                    bios.append(n_bios)
+                _gather(values, row, row.decisions, extra)
+                bios += [n_bios] * len(row.decisions)
                 n_bios += 1
         out[name] = SubjectFacts(
             human_score=float(np.mean(human_scores)) if human_scores else float("nan"),
@@ -94,6 +94,21 @@ def collect(rows: list[BioRow]) -> dict[str, SubjectFacts]:
             h_signals={s: np.asarray(v, float) for s, v in h_values.items()},
         )
     return out
+
+
+def _gather(
+    into: dict[str, list[float]],
+    row: BioRow,
+    facts: tuple[FactResult, ...],
+    extra: ExtraSignals | None,
+) -> None:
+    """Append the facts' recorded signals (and the extra ones) to ``into``."""
+    for s in SIGNALS:
+        into.setdefault(s, []).extend(f.signals().get(s, 0.0) for f in facts)
+    for name, column in (extra(row, facts) if extra else {}).items():
+        if len(column) != len(facts):
+            raise ValueError(f"extra signal {name!r}: {len(column)} values for {len(facts)} facts")
+        into.setdefault(name, []).extend(map(float, column))
 
 
 def estimated_score(s: SubjectFacts, verifier: str | Verifier, thresholds: Thresholds) -> float:

@@ -372,3 +372,23 @@ def test_fitted_rule_before_fitting_and_bad_weights(tmp_path):
     assert list(fitted.decide(signals, Thresholds(weights=(0, 0, 1, 0)), 3)) == [1, 1, 1]
     with pytest.raises(ValueError, match="hold 4 numbers"):
         EvalConfig(index=tmp_path, verifier="retrieve-lm+np-fitted", rule_weights=(1.0, 2.0))
+
+
+def test_collect_adds_extra_signals_in_fact_order():
+    """Extra per-fact signals (what bench_rule_features.py tries as features) land beside the
+    recorded ones, for the estimate's facts and the human facts alike; a column of the wrong
+    length is an error, not a silent misalignment."""
+    rows = [
+        labeled_row(1, "a", 0.5, [(1.0, 0.2, "S"), (-1.0, 0.1, "NS")]),
+        labeled_row(2, "b", 1.0, [(2.0, 0.3, "S")]),
+    ]
+
+    def position(row, facts):
+        return {"position": [10 * row.line + i for i in range(len(facts))]}
+
+    s = collect(rows, position)["s"]
+    assert s.signals["position"].tolist() == [10, 11, 20]
+    assert s.h_signals["position"].tolist() == [10, 11, 20]
+    assert s.signals["margin"].tolist() == [1.0, -1.0, 2.0]
+    with pytest.raises(ValueError, match="extra signal 'short'"):
+        collect(rows, lambda row, facts: {"short": [0.0]})
