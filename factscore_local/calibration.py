@@ -103,8 +103,9 @@ def _gather(
     extra: ExtraSignals | None,
 ) -> None:
     """Append the facts' recorded signals (and the extra ones) to ``into``."""
+    recorded = [f.signals() for f in facts]
     for s in SIGNALS:
-        into.setdefault(s, []).extend(f.signals().get(s, 0.0) for f in facts)
+        into.setdefault(s, []).extend(r.get(s, 0.0) for r in recorded)
     for name, column in (extra(row, facts) if extra else {}).items():
         if len(column) != len(facts):
             raise ValueError(f"extra signal {name!r}: {len(column)} values for {len(facts)} facts")
@@ -122,9 +123,10 @@ def estimated_score(s: SubjectFacts, verifier: str | Verifier, thresholds: Thres
     return float(per_bio.mean())
 
 
-def f1_score(
+def not_supported_counts(
     subjects: list[SubjectFacts], verifier: str | Verifier, thresholds: Thresholds
-) -> float:
+) -> tuple[int, int, int]:
+    """(tp, fp, fn) of "not supported" on the human facts (IR counted as not supported)."""
     verifier = _as_verifier(verifier)
     tp = fp = fn = 0
     for s in subjects:
@@ -132,7 +134,17 @@ def f1_score(
         tp += int(np.sum(predicted & s.h_label))
         fp += int(np.sum(predicted & ~s.h_label))
         fn += int(np.sum(~predicted & s.h_label))
+    return tp, fp, fn
+
+
+def f1_from_counts(tp: int, fp: int, fn: int) -> float:
     return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+
+
+def f1_score(
+    subjects: list[SubjectFacts], verifier: str | Verifier, thresholds: Thresholds
+) -> float:
+    return f1_from_counts(*not_supported_counts(subjects, verifier, thresholds))
 
 
 def _candidates(values: np.ndarray, default: float) -> np.ndarray:

@@ -24,7 +24,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from factscore_local.calibration import collect, estimated_score, fit, settings_thresholds  # noqa: E402
+from factscore_local.calibration import (  # noqa: E402
+    SubjectFacts,
+    collect,
+    estimated_score,
+    f1_from_counts,
+    fit,
+    not_supported_counts,
+    settings_thresholds,
+)
 from factscore_local.records import BioRow, FactResult  # noqa: E402
 from factscore_local.report_data import read_rows  # noqa: E402
 from factscore_local.validation import topic_half  # noqa: E402
@@ -66,30 +74,36 @@ def rule_with(extra: tuple[str, ...]) -> Verifier:
                     fitted_rule(features), (FITTED,), features=features)  # fmt: skip
 
 
-def crossfit(rows: list[BioRow], verifier: Verifier) -> dict[str, tuple[float, float]]:
+Halves = list[tuple[dict[str, SubjectFacts], dict[str, SubjectFacts]]]
+
+
+def topic_halves(rows: list[BioRow]) -> Halves:
+    """(fitting facts, held-out facts) for each topic half, with the candidate signals."""
+    return [
+        (collect([r for r in rows if topic_half(r.topic) != half], candidate_signals),
+         collect([r for r in rows if topic_half(r.topic) == half], candidate_signals))
+        for half in (0, 1)
+    ]  # fmt: skip
+
+
+def crossfit(halves: Halves, verifier: Verifier) -> dict[str, tuple[float, float]]:
     """Per subject (ER, F1) in points, each topic half decided by ``calibration.fit`` on the
     other, as reproduce_tables.py cross-fits the shipped rule."""
     est = {s: 0.0 for s in SUBJECTS}
     human = {s: 0.0 for s in SUBJECTS}
     n = {s: 0 for s in SUBJECTS}
-    counts = {s: [0, 0, 0] for s in SUBJECTS}  # tp, fp, fn on not-supported human facts
-    for half in (0, 1):
-        train = [r for r in rows if topic_half(r.topic) != half]
-        test = collect([r for r in rows if topic_half(r.topic) == half], candidate_signals)
-        thresholds = settings_thresholds(fit(collect(train, candidate_signals), verifier, "er"))
+    counts = {s: np.zeros(3, int) for s in SUBJECTS}  # tp, fp, fn on not-supported facts
+    for train, test in halves:
+        thresholds = settings_thresholds(fit(train, verifier, "er"))
         for subject, facts in test.items():
             if facts.n_bios:
                 est[subject] += estimated_score(facts, verifier, thresholds) * facts.n_bios
                 human[subject] += facts.human_score * facts.n_bios
                 n[subject] += facts.n_bios
-            rejected = ~verifier.decide(facts.h_signals, thresholds, len(facts.h_label))
-            c = counts[subject]
-            c[0] += int(np.sum(rejected & facts.h_label))
-            c[1] += int(np.sum(rejected & ~facts.h_label))
-            c[2] += int(np.sum(~rejected & facts.h_label))
+            counts[subject] += not_supported_counts([facts], verifier, thresholds)
     return {
         s: (round(100 * abs(est[s] - human[s]) / n[s], 1),
-            round(100 * 2 * c[0] / max(1, 2 * c[0] + c[1] + c[2]), 1))
+            round(100 * f1_from_counts(*map(int, c)), 1))
         for s, c in counts.items()
     }  # fmt: skip
 
@@ -107,8 +121,9 @@ def main() -> None:
     settings = [("the default rule's (" + ", ".join(COVERAGE_RULE_FEATURES) + ")", ())]
     settings += [(f"+ {c}", (c,)) for c in CANDIDATES]
     settings += [("+ all four", CANDIDATES)]
+    halves = topic_halves(rows)
     for name, extra in settings:
-        figures = crossfit(rows, rule_with(extra))
+        figures = crossfit(halves, rule_with(extra))
         print(f"| {name} | " + " | ".join(f"{figures[s][0]} / {figures[s][1]}" for s in SUBJECTS)
               + " |")  # fmt: skip
 
