@@ -155,9 +155,17 @@ class CachedLM:
             return rows([p for p, _ in part], shared)
 
         return cached_batch(
-            self.cache, kind, keys, pairs, compute, SLICE_TRUE_FALSE, order=str,
+            self.cache, kind, keys, pairs, compute, SLICE_TRUE_FALSE, order=_by_prefix,
             progress=self.progress,
         )  # fmt: skip
+
+
+def _by_prefix(pair: tuple[str, str | None]) -> tuple[str, str]:
+    """Prompts sorted by their shared prefix, then by themselves, so that a prefix's
+    prompts are adjacent (``str`` of the pair, as before, split them by how Python quotes
+    each prompt)."""
+    prompt, prefix = pair
+    return (prefix or "", prompt)
 
 
 def _statement_span(prompt: str, statement: str) -> tuple[int, int]:

@@ -134,3 +134,84 @@ def test_transformers_backend_judges_like_llama_cpp(small_lm):
     assert hf_ids == ids
     assert theirs.margin == pytest.approx(ours.margin, abs=0.5)
     np.testing.assert_allclose(hf_logprobs, logprobs, atol=0.5)
+
+
+def test_prompts_tokenized_from_their_prefix_as_whole(small_lm):
+    """A prompt is tokenized as its prefix's ids plus the rest's (the prefix once for many
+    prompts), and the statement is found by its tokens' bytes: both give exactly what
+    tokenizing every prompt whole, and again cut at the statement's ends, gives; also where
+    the prefix ends inside a word (no clean split: tokenized whole) and with non-ASCII text."""
+    from factscore_local.components import _statement_span
+
+    statements = ["Zoë Saldaña was born in Passaic.", "She was born in Warsaw.", "Curie — née."]
+    texts = [f"Is it supported?\n\n{PASSAGE}\n\nStatement: {s} True or False?" for s in statements]
+    prompts = [small_lm.chat(t) for t in texts]
+    prefixes = [p[: p.rindex("Statement: ")] for p in prompts]
+    prefixes[2] = prompts[2][: prompts[2].rindex("Statement: ") + 4]  # "...\n\nStat"
+    ids, cuts = small_lm._encode(prompts, prefixes)
+    assert ids == [small_lm.prompt_ids(p) for p in prompts]
+    assert cuts[:2] == [len(small_lm.prompt_ids(prefixes[0]))] * 2
+    for prompt, prompt_ids, statement in zip(prompts, ids, statements, strict=True):
+        span = _statement_span(prompt, statement)
+        a, b = small_lm._token_span(prompt, prompt_ids, span)
+        assert (a, b) == small_lm._token_span_by_prefix(prompt, prompt_ids, span)
+        assert b > a and small_lm._text(prompt_ids[a:b]) == " " + statement
+    # Spans that end inside a token have no tokens, as before; the others agree too.
+    cut_short = [(span[0], span[1] - k) for k in range(1, 8)]
+    found = [small_lm._token_span(prompts[2], ids[2], s) for s in cut_short]
+    assert found == [small_lm._token_span_by_prefix(prompts[2], ids[2], s) for s in cut_short]
+    assert (0, 0) in found and any(b > a for a, b in found)
+
+
+def test_log_normaliser_matches_float64():
+    from factscore_local.lm.base import log_normaliser
+
+    rows = np.random.default_rng(1).normal(0, 8, (5, 151_936))
+    top = rows.max(axis=1, keepdims=True)
+    exact = top[:, 0] + np.log(np.exp(rows - top).sum(axis=1))
+    np.testing.assert_allclose(log_normaliser(rows), exact, rtol=0, atol=1e-6)
+
+
+def test_prompts_grouped_by_prefix_in_the_order_given():
+    """The prefix still in the model's cache from the last slice comes first."""
+    from factscore_local.lm.base import _prefix_order
+
+    encoded = [[9, 1], [1, 2], [9, 0], [1, 1]]
+    assert _prefix_order(encoded, ["P", "Q", "P", "Q"]) == [2, 0, 3, 1]
+    assert _prefix_order(encoded, None) == [3, 1, 2, 0]
+
+
+def test_a_prefix_is_read_once_across_slices(small_lm):
+    """Prompts of two prefixes in more than one stored slice: each prefix is evaluated once
+    (the slice that holds both starts with the prefix the previous slice left in the
+    model's cache), and the values are those of each prompt judged alone."""
+    from factscore_local.cache import ResultCache
+    from factscore_local.components import SLICE_TRUE_FALSE, CachedLM
+
+    # "Bob" sorts after "Anna" as text, before it as token ids (checked below).
+    texts = {
+        name: f"Is it supported?\n\nPassage about {name}: {PASSAGE}\n\n"
+        for name in ("Anna Kowalska", "Bob Smith")
+    }
+    prompts, prefixes, statements = [], [], []
+    for prefix_text in texts.values():
+        for i in range(SLICE_TRUE_FALSE - 4):  # two slices: the second holds both prefixes
+            statement = f"Fact number {i} is stated."
+            prompts.append(small_lm.chat(prefix_text + f"Statement: {statement} True or False?"))
+            prefixes.append(prompts[-1][: prompts[-1].rindex("Statement: ")])
+            statements.append(statement)
+    heads = [small_lm.prompt_ids(prefixes[0]), small_lm.prompt_ids(prefixes[-1])]
+    assert heads[1] < heads[0]  # the ids order the prefixes the other way round
+    small_lm.forget()
+    cached = CachedLM(small_lm, ResultCache(None), "small")
+    before = small_lm.stats.evaluated_tokens
+    rows = cached.judge(prompts, prefixes, statements)
+    evaluated = small_lm.stats.evaluated_tokens - before
+    tails = sum(len(small_lm.prompt_ids(p)) - len(heads[i >= len(prompts) // 2])
+                for i, p in enumerate(prompts))  # fmt: skip
+    assert evaluated == sum(map(len, heads)) + tails
+    small_lm.forget()
+    alone = CachedLM(small_lm, ResultCache(None), "small").judge(
+        [prompts[-1]], [prefixes[-1]], [statements[-1]]
+    )
+    assert alone[0] == rows[-1]

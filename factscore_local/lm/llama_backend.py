@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 from collections.abc import Sequence
@@ -68,6 +69,21 @@ class LlamaCppLM(LocalLM):
         if len(ids) >= self.n_ctx:  # keep the end: the fact and the question are there
             ids = ids[-(self.n_ctx - 8) :]
         return ids
+
+    def continuation_ids(self, text: str) -> list[int]:
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def token_piece(self, token: int) -> bytes:
+        size = 64
+        while True:
+            buffer = ctypes.create_string_buffer(size)
+            n = self._lib.llama_token_to_piece(self.llm._model.vocab, token, buffer, size, 0, True)
+            if n >= 0:
+                return buffer.raw[:n]
+            size = -n
+
+    def fits(self, n_tokens: int) -> bool:
+        return n_tokens < self.n_ctx
 
     def chat(self, user: str) -> str:
         bos = self.llm.detokenize([self.llm.token_bos()]).decode("utf-8", "ignore")

@@ -1,0 +1,244 @@
+"""The host-side work of a verification pass, old way against new, on real dev prompts.
+
+A Retrieve→LM prompt on page evidence is 3,000-7,000 tokens long, and all but its last
+~20 are shared by the facts of a page. The model reads the shared part once; the host used
+to tokenize each prompt whole, and twice more cut at both ends of its statement (to find
+the statement's tokens for the joint NP), with llama.cpp's tokenizer at ~70 ms a page.
+Now a prefix is tokenized once and each prompt's rest alone (where the tokenizer splits
+there exactly), and the statement is found by its tokens' bytes from the prompt's end.
+
+1. ``encode``: the real verification prompts of the first N dev topics (all three
+   subjects, the tables' round-robin order, page evidence, the coverage rule's settings):
+   ids, cuts and statement spans both ways, checked equal, with ms per prompt;
+2. ``judge``: the whole judging pass (``true_false_with_statement``, model included) on the
+   first K of those prompts both ways, from an empty model cache each time, with their
+   margins and statement log-probabilities compared;
+3. ``normaliser``: the log-normaliser of a statement's rows, float64 against float32
+   exponentials;
+4. ``tails`` (with ``--tails K``): what decoding several prompts' tails in one batch
+   would gain, a measurement only.
+
+    .venv/bin/python scripts/bench_verify_host.py --index dev-index --topics 98 --judge 96
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import reproduce_tables as tables  # noqa: E402
+
+from factscore_local.config import build_config  # noqa: E402
+from factscore_local.estimator import Estimator  # noqa: E402
+from factscore_local.lm.base import TrueFalse, log_normaliser  # noqa: E402
+
+
+def log(message: str) -> None:
+    print(f"[bench_verify_host] {message}", file=sys.stderr, flush=True)
+
+
+def record_prompts(args) -> tuple[object, list[tuple[list, list, list]]]:
+    """The raw LM and the (prompts, prefixes, spans) of each judging call the estimator
+    makes on the topics' bios; the LM is not run (a memory-only cache, dummy rows)."""
+    run = tables.Runner(args.index, None, args.data, args.lm, None, "page")
+    topics = run.topic_order[args.skip_topics : args.skip_topics + args.topics]
+    bios = [b for b in run.bios(args.skip_topics + args.topics) if b.topic in topics]
+    settings = {"index": args.index, "lm": args.lm, "cache": None,
+                "use_atomic_facts": True, "gamma": 0, "chunk_bios": 6, "evidence": "page",
+                "verifier": tables.COVERAGE_RULE}  # fmt: skip
+    estimator = Estimator(build_config(settings))
+    raw = estimator.lm().lm
+    calls = []
+
+    def recorder(prompts, prefixes, spans, labels=None):
+        calls.append((list(prompts), list(prefixes), list(spans)))
+        return [(TrueFalse(0.0, 0.0), [], np.zeros(0)) for _ in prompts]
+
+    raw.true_false_with_statement = recorder
+    log(f"recording the prompts of {len(bios)} bios ({len(topics)} topics)")
+    estimator.run(bios, None, progress=False)
+    del raw.true_false_with_statement  # the class's method again
+    return raw, calls
+
+
+def old_way(raw) -> None:
+    """The backend as it was: no split tokenization, no token bytes (both hooks say None)."""
+    raw.continuation_ids = lambda text: None
+    raw.token_piece = lambda token: None
+
+
+def new_way(raw) -> None:
+    for hook in ("continuation_ids", "token_piece"):
+        raw.__dict__.pop(hook, None)
+
+
+def encode(raw, calls) -> tuple[list, float]:
+    start, out = time.perf_counter(), []
+    for prompts, prefixes, spans in calls:
+        ids, cuts = raw._encode(prompts, prefixes)
+        found = [raw._token_span(p, i, s) for p, i, s in zip(prompts, ids, spans, strict=True)]
+        out.append((ids, cuts, found))
+    return out, time.perf_counter() - start
+
+
+def section_encode(raw, calls) -> dict:
+    n = sum(len(c[0]) for c in calls)
+    old_way(raw)
+    raw._prefix_ids.clear()
+    raw._splits.clear()
+    old, old_s = encode(raw, calls)
+    new_way(raw)
+    raw._prefix_ids.clear()
+    raw._splits.clear()
+    new, new_s = encode(raw, calls)
+    differ = {"ids": 0, "cuts": 0, "spans": 0}
+    for (ids_a, cuts_a, span_a), (ids_b, cuts_b, span_b) in zip(old, new, strict=True):
+        differ["ids"] += sum(a != b for a, b in zip(ids_a, ids_b, strict=True))
+        differ["cuts"] += sum(a != b for a, b in zip(cuts_a, cuts_b, strict=True))
+        differ["spans"] += sum(a != b for a, b in zip(span_a, span_b, strict=True))
+    not_found = sum(b <= a for _, _, spans in new for a, b in spans)
+    prompt_tokens = sum(len(i) for ids, _, _ in new for i in ids)
+    return {"measure": "encode", "prompts": n, "mean_prompt_tokens": round(prompt_tokens / n),
+            "old_ms_per_prompt": round(1000 * old_s / n, 2),
+            "new_ms_per_prompt": round(1000 * new_s / n, 2),
+            "ratio": round(old_s / new_s, 1), "differ": differ,
+            "statement_not_found": not_found}  # fmt: skip
+
+
+def judge(raw, prompts, prefixes, spans) -> tuple[list, float]:
+    raw.forget()
+    raw._prefix_ids.clear()
+    raw._splits.clear()
+    start = time.perf_counter()
+    rows = []
+    for i in range(0, len(prompts), 32):  # slices as the cached runs send them
+        part = slice(i, i + 32)
+        rows += raw.true_false_with_statement(prompts[part], prefixes[part], spans[part])
+    return rows, time.perf_counter() - start
+
+
+def section_judge(raw, calls, k: int) -> dict:
+    """The first k prompts of the first judging call, in the order a cached run computes
+    them (sorted, so that prompts sharing a prefix are adjacent)."""
+    first = calls[0]
+    order = sorted(range(len(first[0])), key=lambda i: str((first[0][i], first[1][i])))[:k]
+    prompts, prefixes, spans = ([xs[i] for i in order] for xs in first)
+    old_way(raw)
+    old, old_s = judge(raw, prompts, prefixes, spans)
+    new_way(raw)
+    new, new_s = judge(raw, prompts, prefixes, spans)
+    margins_equal = all(a[0] == b[0] for a, b in zip(old, new, strict=True))
+    gap = max((float(np.abs(a[2] - b[2]).max()) for a, b in zip(old, new, strict=True)
+               if len(a[2]) and len(a[2]) == len(b[2])), default=0.0)  # fmt: skip
+    tokens = sum(len(raw.prompt_ids(p)) for p in dict.fromkeys(prefixes))
+    return {"measure": "judge", "prompts": len(prompts), "prefixes": len(set(prefixes)),
+            "prefix_tokens": tokens,
+            "old_s_per_prompt": round(old_s / len(prompts), 3),
+            "new_s_per_prompt": round(new_s / len(prompts), 3),
+            "ratio": round(old_s / new_s, 2), "margins_equal": margins_equal,
+            "max_logprob_gap": gap}  # fmt: skip
+
+
+def section_normaliser(raw, rows: int = 20, repeat: int = 20) -> dict:
+    """log-sum-exp of a statement's rows over the vocabulary: all in float64 (as before)
+    against float32 exponentials (``log_normaliser``); the time does not depend on the
+    values."""
+    logits = np.random.default_rng(0).normal(0, 5, (rows, raw.llm.n_vocab())).astype(np.float64)
+
+    def float64_way(x):
+        top = x.max(axis=1, keepdims=True)
+        return top[:, 0] + np.log(np.exp(x - top).sum(axis=1))
+
+    times = {}
+    for name, fn in (("float64", float64_way), ("float32 exp", log_normaliser)):
+        start = time.perf_counter()
+        for _ in range(repeat):
+            value = fn(logits)
+        times[name] = (time.perf_counter() - start) / repeat
+        times[name + " value"] = value
+    gap = float(np.abs(times["float64 value"] - times["float32 exp value"]).max())
+    return {"measure": "normaliser", "rows": rows,
+            "float64_ms": round(1000 * times["float64"], 2),
+            "float32_exp_ms": round(1000 * times["float32 exp"], 2), "max_gap": gap}  # fmt: skip
+
+
+def section_tails(raw, calls, k: int, width: int) -> dict:
+    """What batching would gain (not used by the estimator): the tails (everything after
+    the prefix, logits at every position) of the first k prompts of the first call that
+    share its first prefix, decoded one prompt at a time against ``width`` prompts at once
+    as parallel sequences over one copy of the prefix (llama.cpp, a second context)."""
+    from factscore_local.lm.llama_parallel import ParallelGenerator
+
+    prompts, prefixes, _ = calls[0]
+    group = sorted(p for p, x in zip(prompts, prefixes, strict=True) if x == prefixes[0])[:k]
+    ids, cuts = raw._encode(group, [prefixes[0]] * len(group))
+    head = ids[0][: cuts[0]]
+    tails = [i[cuts[0] :] for i in ids]
+    gen = ParallelGenerator(raw.llm, width, raw.n_ctx)
+    lib, b = gen.lib, gen.batch
+    start = time.perf_counter()
+    gen._hold_prefix(head)
+    prefix_s = time.perf_counter() - start
+
+    def decode(part: list[list[int]]) -> None:
+        n = 0
+        for seq, tail in enumerate(part, start=1):
+            lib.llama_memory_seq_rm(gen.memory, seq, -1, -1)
+            lib.llama_memory_seq_cp(gen.memory, 0, seq, 0, len(head))
+            for j, token in enumerate(tail):
+                b.token[n], b.pos[n], b.n_seq_id[n], b.logits[n] = token, len(head) + j, 1, True
+                b.seq_id[n][0] = seq
+                n += 1
+        b.n_tokens = n
+        if lib.llama_decode(gen.ctx.ctx, b) != 0:
+            raise RuntimeError("decode failed")
+
+    times = {}
+    for name, size in (("one at a time", 1), (f"{width} at a time", width)):
+        start = time.perf_counter()
+        for i in range(0, len(tails), size):
+            decode(tails[i : i + size])
+        times[name] = time.perf_counter() - start
+    gen.close()
+    n_tokens = sum(map(len, tails))
+    one, many = times["one at a time"], times[f"{width} at a time"]
+    return {"measure": "tails", "prompts": len(tails), "prefix_tokens": len(head),
+            "prefix_tokens_per_s": round(len(head) / prefix_s, 1),
+            "tail_tokens": n_tokens, "one_at_a_time_tokens_per_s": round(n_tokens / one, 1),
+            f"{width}_at_a_time_tokens_per_s": round(n_tokens / many, 1),
+            "ratio": round(one / many, 2)}  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--index", type=Path, required=True, help="index of enwiki-20230401-dev.db")
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/factscore/labeled-dev")
+    ap.add_argument("--lm", default=None, help="default: the embedded 1.5B GGUF")
+    ap.add_argument("--topics", type=int, default=98)
+    ap.add_argument("--skip-topics", type=int, default=0, help="start after this many topics")
+    ap.add_argument("--judge", type=int, default=96, help="prompts judged both ways (0: none)")
+    ap.add_argument("--tails", type=int, default=0, help="prompts with batched tails (0: none)")
+    ap.add_argument("--width", type=int, default=8, help="tails decoded at once")
+    ap.add_argument("--no-encode", action="store_true", help="skip the encode section")
+    args = ap.parse_args()
+    raw, calls = record_prompts(args)
+    print(json.dumps(section_normaliser(raw)), flush=True)
+    if not args.no_encode:
+        print(json.dumps(section_encode(raw, calls)), flush=True)
+    if args.judge:
+        print(json.dumps(section_judge(raw, calls, args.judge)), flush=True)
+    if args.tails:
+        print(json.dumps(section_tails(raw, calls, args.tails, args.width)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
