@@ -568,6 +568,14 @@ ESTIMATOR_OPTIONS = [
         help="SQLite cache of model results (default: <index>/eval-cache.db).",
     ),
     click.option(
+        "--prefix-states",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Folder that keeps the evaluated evidence of each page (llama.cpp's KV state, "
+        "~28 KB a token for the 1.5B model): a later run on the same pages loads it instead "
+        "of reading them again; same results. Off by default.",
+    ),
+    click.option(
         "--seed", default=DEFAULTS["seed"], show_default=True, help="Seed of the random verifier."
     ),
     click.option(

@@ -240,6 +240,8 @@ def _cached_lm(config: EvalConfig, raw, cache: ResultCache, progress: Progress) 
     from factscore_local.model_store import resolve_lm
 
     identity = model_identity(resolve_lm(config.lm), raw.backend, cache)
+    if config.prefix_states is not None:  # kept on the loaded LM, for every run that uses it
+        raw.keep_prefix_states(config.prefix_states, identity)
     return CachedLM(raw, cache, identity, progress)
 
 

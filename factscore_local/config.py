@@ -108,6 +108,9 @@ class EvalConfig:
     # 1,000-sentence response would otherwise hold the run up for hours).
     max_sentences: int = 100
     cache: Path | None = None  # None: memory only
+    # A folder of evaluated evidence prefixes (llama.cpp's KV states; lm/prefix_states.py):
+    # a later pass over the same evidence loads them instead of reading it. None: not kept.
+    prefix_states: Path | None = None
     seed: int = 0
     # Bios verified together; 1 writes each bio's row as soon as it is scored (a page's KV
     # prefix still carries over to the next bio).

@@ -16,7 +16,9 @@ there exactly), and the statement is found by its tokens' bytes from the prompt'
 3. ``normaliser``: the log-normaliser of a statement's rows, float64 against float32
    exponentials;
 4. ``tails`` (with ``--tails K``): what decoding several prompts' tails in one batch
-   would gain, a measurement only.
+   would gain, a measurement only;
+5. ``states`` (with ``--states DIR``): a page prefix read, stored and loaded back
+   (``--prefix-states``).
 
     .venv/bin/python scripts/bench_verify_host.py --index dev-index --topics 98 --judge 96
 """
@@ -218,6 +220,32 @@ def section_tails(raw, calls, k: int, width: int) -> dict:
             "ratio": round(one / many, 2)}  # fmt: skip
 
 
+def section_states(raw, calls, folder: Path) -> dict:
+    """The first call's first prefix read from an empty cache, stored, and loaded back."""
+    from factscore_local.lm.prefix_states import PrefixStates
+
+    prompts, prefixes, _ = calls[0]
+    (ids,), (cut,) = raw._encode(prompts[:1], prefixes[:1])
+    head = ids[:cut]
+    store = PrefixStates(folder, "bench")
+    raw.forget()
+    start = time.perf_counter()
+    raw._tail_logits(head, 0, 1)
+    read_s = time.perf_counter() - start
+    start = time.perf_counter()
+    store.save(raw.llm, head)
+    save_s = time.perf_counter() - start
+    size = sum(p.stat().st_size for p in Path(folder).glob("*.kv"))
+    raw._tail_logits(raw.prompt_ids("Something else."), 0, 1)
+    start = time.perf_counter()
+    loaded = store.load(raw.llm, head)
+    load_s = time.perf_counter() - start
+    raw.forget()
+    return {"measure": "states", "prefix_tokens": len(head), "read_s": round(read_s, 2),
+            "save_s": round(save_s, 3), "load_s": round(load_s, 3), "loaded": loaded,
+            "bytes": size, "ratio": round(read_s / load_s, 1)}  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", type=Path, required=True, help="index of enwiki-20230401-dev.db")
@@ -229,6 +257,7 @@ def main() -> None:
     ap.add_argument("--tails", type=int, default=0, help="prompts with batched tails (0: none)")
     ap.add_argument("--width", type=int, default=8, help="tails decoded at once")
     ap.add_argument("--no-encode", action="store_true", help="skip the encode section")
+    ap.add_argument("--states", type=Path, default=None, help="folder to store a prefix in")
     args = ap.parse_args()
     raw, calls = record_prompts(args)
     print(json.dumps(section_normaliser(raw)), flush=True)
@@ -238,6 +267,8 @@ def main() -> None:
         print(json.dumps(section_judge(raw, calls, args.judge)), flush=True)
     if args.tails:
         print(json.dumps(section_tails(raw, calls, args.tails, args.width)), flush=True)
+    if args.states:
+        print(json.dumps(section_states(raw, calls, args.states)), flush=True)
 
 
 if __name__ == "__main__":

@@ -217,6 +217,7 @@ class Runner:
         self.index, self.cache, self.data, self.lm = index, cache, data, lm
         self.rows_dir = rows_dir  # where each run's rows go, a file per subject
         self.evidence = evidence
+        self.prefix_states: Path | None = None  # evaluated evidence kept across passes
         chatgpt = list(read_bios(data / "ChatGPT.jsonl"))
         ks = KnowledgeSource(index)
         sizes = {b.topic: len(ks.get_passages(b.topic)) for b in chatgpt}
@@ -251,8 +252,8 @@ class Runner:
 
     def rows(self, name: str, bios: list[Bio], **settings) -> list[BioRow]:
         base = {"index": self.index, "lm": self.lm, "cache": self.cache, "use_atomic_facts": True,
-                "gamma": 0, "chunk_bios": 2 * len(SUBJECTS),
-                "evidence": self.evidence}  # fmt: skip
+                "gamma": 0, "chunk_bios": 2 * len(SUBJECTS), "evidence": self.evidence,
+                "prefix_states": self.prefix_states}  # fmt: skip
         config = build_config({**base, **settings})
         estimator = Estimator(config)
         start = time.perf_counter()
@@ -889,6 +890,9 @@ def parse_args() -> argparse.Namespace:
                     help="NP scorers the np-lm section compares")  # fmt: skip
     ap.add_argument("--own-topics", type=int, default=3)
     ap.add_argument("--ablation-topics", type=int, default=3)
+    ap.add_argument("--prefix-states", type=Path, default=None,
+                    help="keep each page's evaluated evidence here: a lever that changes only "
+                    "what follows the evidence loads it instead of reading it")  # fmt: skip
     ap.add_argument("--objective", choices=["er", "f1"], default="er")
     ap.add_argument("--levers", default="", help=f"prompt levers: {', '.join(LEVERS)}")
     ap.add_argument(
@@ -924,6 +928,7 @@ def main() -> None:
     run = Runner(
         args.index, args.cache, args.data, args.lm, args.max_passages, args.evidence, args.rows
     )
+    run.prefix_states = args.prefix_states
     report["evidence"] = args.evidence
     report["max_passages"] = args.max_passages
     report["skipped_topics"] = run.skipped

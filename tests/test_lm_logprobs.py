@@ -215,3 +215,40 @@ def test_a_prefix_is_read_once_across_slices(small_lm):
         [prompts[-1]], [prefixes[-1]], [statements[-1]]
     )
     assert alone[0] == rows[-1]
+
+
+def test_stored_prefix_states_give_the_same_results(small_lm, tmp_path):
+    """An evidence prefix evaluated once is stored; a later pass loads it instead of
+    reading it (no prefix tokens evaluated) and judges exactly as a fresh evaluation; a
+    damaged file is evaluated again and stored anew."""
+    from factscore_local.lm.prefix_states import MIN_TOKENS
+
+    passage = " ".join([PASSAGE] * 20)
+    prompts = [
+        small_lm.chat(f"Is it supported?\n\n{passage}\n\nStatement: {s} True or False?")
+        for s in ("She was born in Warsaw.", "She was a chef.")
+    ]
+    prefixes = [p[: p.rindex("Statement: ")] for p in prompts]
+    spans = [(p.rindex("Statement: ") + 10, p.rindex(" True or False?")) for p in prompts]
+    assert MIN_TOKENS < len(small_lm.prompt_ids(prefixes[0])) < 1000
+    small_lm.forget()
+    fresh = small_lm.true_false_with_statement(prompts, prefixes, spans)
+    small_lm.keep_prefix_states(tmp_path, "small")
+    try:
+        for attempt in ("store", "load", "damaged", "load"):
+            if attempt == "damaged":
+                (stored,) = tmp_path.glob("*.kv")
+                stored.write_bytes(stored.read_bytes()[:1000])
+            small_lm.forget()
+            small_lm._tail_logits(small_lm.prompt_ids("Something else entirely."), 0, 1)
+            before = small_lm.stats.evaluated_tokens
+            again = small_lm.true_false_with_statement(prompts, prefixes, spans)
+            evaluated = small_lm.stats.evaluated_tokens - before
+            read_prefix = evaluated > len(small_lm.prompt_ids(prefixes[0]))
+            assert read_prefix == (attempt != "load"), attempt
+            for (v1, ids1, lp1), (v2, ids2, lp2) in zip(fresh, again, strict=True):
+                assert v1 == v2 and ids1 == ids2
+                np.testing.assert_array_equal(lp1, lp2)
+        assert len(list(tmp_path.glob("*.kv"))) == 1 and not list(tmp_path.glob("*.part"))
+    finally:
+        small_lm._states = None

@@ -240,6 +240,18 @@ class LocalLM(ABC):
         """Whether the backend's cache still holds the first n tokens it last evaluated."""
         return True
 
+    def keep_prefix_states(self, folder, identity: str) -> None:
+        """Keep evaluated prefixes in ``folder`` (backends that can; see prefix_states.py)."""
+        return None
+
+    def _load_prefix(self, ids: list[int]) -> bool:
+        """Put a stored evaluation of exactly ``ids`` in the cache; False if none."""
+        return False
+
+    def _save_prefix(self, ids: list[int]) -> None:
+        """Store the cache, which holds exactly ``ids`` evaluated from empty."""
+        return None
+
     def forget(self) -> None:
         """After anything else used the backend's cache (generation, a reset)."""
         self._prefix = None
@@ -253,9 +265,11 @@ class LocalLM(ABC):
         cut = max(0, min(cut, len(ids) - n))
         evaluated = len(ids) - cut
         if cut and not (self._prefix == ids[:cut] and self._holds(cut)):
-            self._tail_logits(ids[:cut], 0, 1)
+            if not self._load_prefix(ids[:cut]):
+                self._tail_logits(ids[:cut], 0, 1)
+                self._save_prefix(ids[:cut])
+                evaluated += cut
             self._prefix = ids[:cut]
-            evaluated += cut
         logits = self._tail_logits(ids, cut, n, keep)
         if not cut:
             self._prefix = None  # evaluated in one go with the rest: not a reusable prefix

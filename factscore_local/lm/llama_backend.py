@@ -60,6 +60,7 @@ class LlamaCppLM(LocalLM):
         self._add_bos = meta.get("tokenizer.ggml.add_bos_token", "false") == "true"
         self.n_ctx = n_ctx
         self._generator = None  # a ParallelGenerator, made at the first generation
+        self._states = None  # a PrefixStates, when asked to keep evaluated prefixes
 
     def tokenize(self, text: str) -> list[int]:
         return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
@@ -81,6 +82,19 @@ class LlamaCppLM(LocalLM):
             if n >= 0:
                 return buffer.raw[:n]
             size = -n
+
+    def keep_prefix_states(self, folder: Path, identity: str) -> None:
+        from factscore_local.lm.prefix_states import PrefixStates
+
+        if self._states is None or self._states.folder != Path(folder):
+            self._states = PrefixStates(folder, identity)
+
+    def _load_prefix(self, ids: list[int]) -> bool:
+        return self._states is not None and self._states.load(self.llm, ids)
+
+    def _save_prefix(self, ids: list[int]) -> None:
+        if self._states is not None:
+            self._states.save(self.llm, ids)
 
     def fits(self, n_tokens: int) -> bool:
         return n_tokens < self.n_ctx
