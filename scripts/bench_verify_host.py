@@ -7,6 +7,8 @@ the statement's tokens for the joint NP), with llama.cpp's tokenizer at ~70 ms a
 Now a prefix is tokenized once and each prompt's rest alone (where the tokenizer splits
 there exactly), and the statement is found by its tokens' bytes from the prompt's end.
 
+0. ``reads``: the page prefixes a pass reads, as the prompts were ordered before and now
+   (no model);
 1. ``encode``: the real verification prompts of the first N dev topics (all three
    subjects, the tables' round-robin order, page evidence, the coverage rule's settings):
    ids, cuts and statement spans both ways, checked equal, with ms per prompt;
@@ -48,9 +50,10 @@ def log(message: str) -> None:
     print(f"[bench_verify_host] {message}", file=sys.stderr, flush=True)
 
 
-def record_prompts(args) -> tuple[object, list[tuple[list, list, list]]]:
-    """The raw LM and the (prompts, prefixes, spans) of each judging call the estimator
-    makes on the topics' bios; the LM is not run (a memory-only cache, dummy rows)."""
+def record_prompts(args) -> tuple[object, list, list]:
+    """The raw LM, the (prompts, prefixes, spans) of each judging call (a stored slice)
+    the estimator makes on the topics' bios, and the (prompts, prefixes) of each chunk it
+    verifies; the LM is not run (a memory-only cache, dummy rows)."""
     run = tables.Runner(args.index, None, args.data, args.lm, None, "page")
     topics = run.topic_order[args.skip_topics : args.skip_topics + args.topics]
     bios = [b for b in run.bios(args.skip_topics + args.topics) if b.topic in topics]
@@ -58,8 +61,16 @@ def record_prompts(args) -> tuple[object, list[tuple[list, list, list]]]:
                 "use_atomic_facts": True, "gamma": 0, "chunk_bios": 6, "evidence": "page",
                 "verifier": tables.COVERAGE_RULE}  # fmt: skip
     estimator = Estimator(build_config(settings))
-    raw = estimator.lm().lm
-    calls = []
+    cached = estimator.lm()
+    raw = cached.lm
+    calls, chunks = [], []
+    judge = cached.judge
+
+    def chunk_recorder(prompts, prefixes, statements, *rest):
+        chunks.append((list(prompts), list(prefixes)))
+        return judge(prompts, prefixes, statements, *rest)
+
+    cached.judge = chunk_recorder
 
     def recorder(prompts, prefixes, spans, labels=None):
         calls.append((list(prompts), list(prefixes), list(spans)))
@@ -69,7 +80,41 @@ def record_prompts(args) -> tuple[object, list[tuple[list, list, list]]]:
     log(f"recording the prompts of {len(bios)} bios ({len(topics)} topics)")
     estimator.run(bios, None, progress=False)
     del raw.true_false_with_statement  # the class's method again
-    return raw, calls
+    del cached.judge
+    return raw, calls, chunks
+
+
+def prefix_reads(raw, chunks, old: bool) -> dict:
+    """Prefix reads of a pass, counted without the model: each chunk's distinct prompts
+    cut into stored slices of 32 and each slice evaluated in order, as before (slices by
+    ``str`` of (prompt, prefix), ids order within a slice) or as now (both by prefix)."""
+    from factscore_local.components import SLICE_TRUE_FALSE, _by_prefix
+    from factscore_local.lm.base import _prefix_order
+
+    held, reads, tokens = None, 0, 0
+    for prompts, prefixes in chunks:
+        pairs = list(dict.fromkeys(zip(prompts, prefixes, strict=True)))
+        pairs.sort(key=str if old else _by_prefix)
+        for start in range(0, len(pairs), SLICE_TRUE_FALSE):
+            part = pairs[start : start + SLICE_TRUE_FALSE]
+            ids, cuts = raw._encode([p for p, _ in part], [x for _, x in part])
+            order = (sorted(range(len(ids)), key=lambda i: ids[i]) if old
+                     else _prefix_order(ids, [x for _, x in part]))  # fmt: skip
+            for i in order:
+                head = ids[i][: cuts[i]]
+                if head != held:
+                    held, reads, tokens = head, reads + 1, tokens + len(head)
+    return {"reads": reads, "tokens": tokens}
+
+
+def section_reads(raw, chunks) -> dict:
+    distinct = {x for _, prefixes in chunks for x in prefixes}
+    tails = sum(len(raw.continuation_ids(p[len(x) :]))
+                for prompts, prefixes in chunks
+                for p, x in dict.fromkeys(zip(prompts, prefixes, strict=True)))  # fmt: skip
+    return {"measure": "reads", "distinct_prefixes": len(distinct),
+            "before": prefix_reads(raw, chunks, old=True),
+            "now": prefix_reads(raw, chunks, old=False), "tail_tokens": tails}  # fmt: skip
 
 
 def old_way(raw) -> None:
@@ -259,8 +304,9 @@ def main() -> None:
     ap.add_argument("--no-encode", action="store_true", help="skip the encode section")
     ap.add_argument("--states", type=Path, default=None, help="folder to store a prefix in")
     args = ap.parse_args()
-    raw, calls = record_prompts(args)
+    raw, calls, chunks = record_prompts(args)
     print(json.dumps(section_normaliser(raw)), flush=True)
+    print(json.dumps(section_reads(raw, chunks)), flush=True)
     if not args.no_encode:
         print(json.dumps(section_encode(raw, calls)), flush=True)
     if args.judge:

@@ -822,7 +822,7 @@ def section_levers(report: dict, run: Runner, main_rows: list[BioRow], args) -> 
     report["levers"] = out
     print(f"## Prompt levers (first {args.topics} dev topics, all three subjects)\n\n"
           + "AUC of the margin: " + ", ".join(f"{n} {o['auc_margin']}" for n, o in out.items())
-          + "\n\n" + md_results(table) + "\n")  # fmt: skip
+          + "\n\n" + md_results(table) + "\n\n" + md_intervals(table) + "\n")  # fmt: skip
 
 
 def section_demos(report: dict, run: Runner, args) -> None:
