@@ -24,7 +24,7 @@ from factscore_local.config import EvalConfig
 from index.builder import file_sha256
 
 RECORD_FORMAT = 1
-PATH_FIELDS = ("index", "cache", "demos", "np_stopwords")  # EvalConfig fields that hold paths
+PATH_FIELDS = ("index", "cache", "demos", "np_stopwords", "prefix_states")  # EvalConfig paths
 
 
 class RecordError(ValueError):

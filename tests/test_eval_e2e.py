@@ -175,3 +175,28 @@ def test_joint_np_comes_from_the_verification_pass(db_index, tmp_path):
         [prompt], [prompt[: prompt.rindex("Statement: ")]], [_statement_span(prompt, d.atom)]
     )
     assert round(content_probability(ids, logprobs, skip_ids(raw)), 4) == d.np
+
+
+def test_prefix_states_give_a_later_run_the_same_rows(db_index, tmp_path):
+    """fscore eval --prefix-states: the first run stores its page prefixes' states, a run
+    with an empty result cache loads them, and both write the same rows."""
+    from click.testing import CliRunner
+
+    from factscore_local.cli import main
+
+    line = next(x for x in require(CHATGPT).read_text().splitlines() if "Jesse Foppert" in x)
+    src = tmp_path / "in.jsonl"
+    src.write_text(line + "\n")
+    states = tmp_path / "states"
+    outputs = []
+    for run in ("first", "second"):
+        args = ["eval", "--index", str(db_index), "--input", str(src), "--lm", need(SMALL_LM),
+                "--use-atomic-facts", "--no-validate", "--evidence", "page", "--quiet",
+                "--cache", str(tmp_path / f"{run}.db"), "--prefix-states", str(states),
+                "--out", str(tmp_path / f"{run}.jsonl")]  # fmt: skip
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        stored = sorted(states.glob("*.kv"))
+        assert stored, "no prefix was stored"
+        outputs.append(json.loads((tmp_path / f"{run}.jsonl").read_text()))
+    assert outputs[0]["decisions"] == outputs[1]["decisions"]
