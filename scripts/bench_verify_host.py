@@ -117,6 +117,13 @@ def section_reads(raw, chunks) -> dict:
             "now": prefix_reads(raw, chunks, old=False), "tail_tokens": tails}  # fmt: skip
 
 
+def fresh(raw) -> None:
+    """No prefix held by the model, no tokenization remembered: each way starts alike."""
+    raw.forget()
+    raw._prefix_ids.clear()
+    raw._splits.clear()
+
+
 def old_way(raw) -> None:
     """The backend as it was: no split tokenization, no token bytes (both hooks say None)."""
     raw.continuation_ids = lambda text: None
@@ -140,12 +147,10 @@ def encode(raw, calls) -> tuple[list, float]:
 def section_encode(raw, calls) -> dict:
     n = sum(len(c[0]) for c in calls)
     old_way(raw)
-    raw._prefix_ids.clear()
-    raw._splits.clear()
+    fresh(raw)
     old, old_s = encode(raw, calls)
     new_way(raw)
-    raw._prefix_ids.clear()
-    raw._splits.clear()
+    fresh(raw)
     new, new_s = encode(raw, calls)
     differ = {"ids": 0, "cuts": 0, "spans": 0}
     for (ids_a, cuts_a, span_a), (ids_b, cuts_b, span_b) in zip(old, new, strict=True):
@@ -162,9 +167,7 @@ def section_encode(raw, calls) -> dict:
 
 
 def judge(raw, prompts, prefixes, spans) -> tuple[list, float]:
-    raw.forget()
-    raw._prefix_ids.clear()
-    raw._splits.clear()
+    fresh(raw)
     start = time.perf_counter()
     rows = []
     for i in range(0, len(prompts), 32):  # slices as the cached runs send them

@@ -211,13 +211,14 @@ class Runner:
         max_passages: int | None,
         evidence: str,
         rows_dir: Path | None = None,
+        prefix_states: Path | None = None,
     ) -> None:
         from index.reader import KnowledgeSource
 
         self.index, self.cache, self.data, self.lm = index, cache, data, lm
         self.rows_dir = rows_dir  # where each run's rows go, a file per subject
         self.evidence = evidence
-        self.prefix_states: Path | None = None  # evaluated evidence kept across passes
+        self.prefix_states = prefix_states  # evaluated evidence kept across passes
         chatgpt = list(read_bios(data / "ChatGPT.jsonl"))
         ks = KnowledgeSource(index)
         sizes = {b.topic: len(ks.get_passages(b.topic)) for b in chatgpt}
@@ -925,10 +926,8 @@ def main() -> None:
         added, present = seeded.import_file(export)
         seeded.close()
         log(f"seeded {args.cache} from {export}: {added} results added, {present} there")
-    run = Runner(
-        args.index, args.cache, args.data, args.lm, args.max_passages, args.evidence, args.rows
-    )
-    run.prefix_states = args.prefix_states
+    run = Runner(args.index, args.cache, args.data, args.lm, args.max_passages, args.evidence,
+                 args.rows, args.prefix_states)  # fmt: skip
     report["evidence"] = args.evidence
     report["max_passages"] = args.max_passages
     report["skipped_topics"] = run.skipped

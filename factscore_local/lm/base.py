@@ -97,6 +97,15 @@ def _compiled_template(template: str):
     return env.from_string(template)
 
 
+def _remembered(memo: dict, key, limit: int, compute):
+    """memo[key], computed on first use; the oldest entry goes once memo holds ``limit``."""
+    if key not in memo:
+        if len(memo) >= limit:
+            memo.pop(next(iter(memo)))
+        memo[key] = compute()
+    return memo[key]
+
+
 def _prefix_order(encoded: list[list[int]], prefixes: Sequence[str] | None) -> list[int]:
     """The order to evaluate prompts in: grouped by prefix, the groups in the order their
     prefixes first come (callers pass slices of prompts sorted so, and the last prefix of one
@@ -191,23 +200,17 @@ class LocalLM(ABC):
         return encoded, cuts
 
     def _ids_of_prefix(self, prefix: str) -> list[int]:
-        if prefix not in self._prefix_ids:
-            if len(self._prefix_ids) >= 16:
-                self._prefix_ids.pop(next(iter(self._prefix_ids)))
-            self._prefix_ids[prefix] = self.prompt_ids(prefix)
-        return self._prefix_ids[prefix]
+        return _remembered(self._prefix_ids, prefix, 16, lambda: self.prompt_ids(prefix))
 
     def _splits_after(self, prefix: str, rest: str) -> bool:
         word = rest[: rest.find(" ") + 1] if " " in rest else rest
-        key = (prefix, word)
-        if key not in self._splits:
-            if len(self._splits) >= 64:
-                self._splits.pop(next(iter(self._splits)))
+
+        def splits() -> bool:
             tail = self.continuation_ids(word)
-            self._splits[key] = tail is not None and self.prompt_ids(prefix + word) == (
-                self._ids_of_prefix(prefix) + tail
-            )
-        return self._splits[key]
+            head = self._ids_of_prefix(prefix)
+            return tail is not None and self.prompt_ids(prefix + word) == head + tail
+
+        return _remembered(self._splits, (prefix, word), 64, splits)
 
     def label_ids(self) -> tuple[list[int], list[int]]:
         """First-token ids of True and False, looked up in the model's own tokenizer."""
@@ -368,7 +371,7 @@ class LocalLM(ABC):
         (only the statement and what follows it), where the backend gives them and they
         spell the prompt; else by tokenizing the prompt cut at each end."""
         raw = prompt.encode("utf-8")
-        start, end = (len(prompt[:char].encode("utf-8")) for char in span)
+        start, end = (len(prompt[:char].encode("utf-8")) for char in span)  # bytes, not chars
         pos, j = len(raw), len(ids)
         b = j if end == pos else None
         while j > 0 and pos > start:
