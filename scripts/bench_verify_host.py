@@ -20,7 +20,10 @@ there exactly), and the statement is found by its tokens' bytes from the prompt'
 4. ``tails`` (with ``--tails K``): what decoding several prompts' tails in one batch
    would gain, a measurement only;
 5. ``states`` (with ``--states DIR``): a page prefix read, stored and loaded back
-   (``--prefix-states``).
+   (``--prefix-states``);
+6. ``heads`` (with ``--heads K``): judging the tails of K prompts of one page with the LM
+   head run at every tail position (as before) against only at the statement's positions
+   and the last (now), the prefix read once beforehand; results compared.
 
     .venv/bin/python scripts/bench_verify_host.py --index dev-index --topics 98 --judge 96
 """
@@ -294,6 +297,48 @@ def section_states(raw, calls, folder: Path) -> dict:
             "bytes": size, "ratio": round(read_s / load_s, 1)}  # fmt: skip
 
 
+def section_heads(raw, calls, k: int) -> dict:
+    """The first k prompts of the first call that share its first prefix, judged after
+    that prefix was read (so only tails are timed): logits at every tail position against
+    only the rows the judgement keeps, each way twice in turn."""
+    from factscore_local.lm.llama_backend import LlamaCppLM
+
+    prompts, prefixes, spans = calls[0]
+    group = [i for i, x in enumerate(prefixes) if x == prefixes[0]][:k]
+    prompts, spans = [prompts[i] for i in group], [spans[i] for i in group]
+    prefixes = [prefixes[0]] * len(group)
+    fresh(raw)
+    raw.true_false_with_statement(prompts[:1], prefixes[:1], spans[:1])  # reads the prefix
+
+    def every_row(tokens, past, logits):
+        LlamaCppLM._fill_batch(raw, tokens, past, [True] * len(tokens))
+
+    out, times = {}, {}
+    ways = (("every position", every_row), ("kept rows", None))
+    for name, fill in ways * 2:  # alternated, the faster of two runs each
+        if fill is not None:
+            raw._fill_batch = fill
+        start = time.perf_counter()
+        out[name] = raw.true_false_with_statement(prompts, prefixes, spans)
+        times[name] = min(times.get(name, np.inf), time.perf_counter() - start)
+        raw.__dict__.pop("_fill_batch", None)
+    old, new = out["every position"], out["kept rows"]
+    identical = all(a[0] == b[0] and a[1] == b[1] and np.array_equal(a[2], b[2])
+                    for a, b in zip(old, new, strict=True))  # fmt: skip
+    margin_gap = max(abs(a[0].margin - b[0].margin)
+                     for a, b in zip(old, new, strict=True))  # fmt: skip
+    logprob_gap = max((float(np.abs(a[2] - b[2]).max()) for a, b in zip(old, new, strict=True)
+                       if len(a[2]) and len(a[2]) == len(b[2])), default=0.0)  # fmt: skip
+    ids, cuts = raw._encode(prompts, prefixes)
+    tail_tokens = sum(len(i) - c for i, c in zip(ids, cuts, strict=True))
+    every, kept = times["every position"], times["kept rows"]
+    return {"measure": "heads", "prompts": len(group), "tail_tokens": tail_tokens,
+            "every_position_s_per_prompt": round(every / len(group), 3),
+            "kept_rows_s_per_prompt": round(kept / len(group), 3),
+            "ratio": round(every / kept, 2), "identical": identical,
+            "max_margin_gap": margin_gap, "max_logprob_gap": logprob_gap}  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", type=Path, required=True, help="index of enwiki-20230401-dev.db")
@@ -306,6 +351,7 @@ def main() -> None:
     ap.add_argument("--width", type=int, default=8, help="tails decoded at once")
     ap.add_argument("--no-encode", action="store_true", help="skip the encode section")
     ap.add_argument("--states", type=Path, default=None, help="folder to store a prefix in")
+    ap.add_argument("--heads", type=int, default=0, help="prompts judged both ways (0: none)")
     args = ap.parse_args()
     raw, calls, chunks = record_prompts(args)
     print(json.dumps(section_normaliser(raw)), flush=True)
@@ -318,6 +364,8 @@ def main() -> None:
         print(json.dumps(section_tails(raw, calls, args.tails, args.width)), flush=True)
     if args.states:
         print(json.dumps(section_states(raw, calls, args.states)), flush=True)
+    if args.heads:
+        print(json.dumps(section_heads(raw, calls, args.heads)), flush=True)
 
 
 if __name__ == "__main__":

@@ -337,8 +337,9 @@ class LocalLM(ABC):
         that merges them with their neighbours, a prompt cut to fit the context). ``labels``:
         the words of the positive and the negative answer (e.g. Yes / No).
 
-        Everything after the shared prefix is evaluated as one batch with logits at every
-        position, so the label logits do not depend on where the statement starts."""
+        Everything after the shared prefix is evaluated as one batch (logits at the
+        statement's positions and the last), so the label logits do not depend on where
+        the statement starts."""
         true_ids, false_ids = self.choice_ids(labels)
         encoded, cuts = self._encode(prompts, prefixes)
         out: list = [None] * len(prompts)
