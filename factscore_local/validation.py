@@ -181,6 +181,32 @@ def bio_result(row: BioRow) -> BioResult | None:
     )
 
 
+def half_means(rows: Sequence[BioRow]) -> dict[int, tuple[float, float]]:
+    """(mean ER, mean micro-F1) over the subjects, on each topic half that has labels."""
+    out = {}
+    for half in (0, 1):
+        v = validate_rows([r for r in rows if topic_half(r.topic) == half], bootstrap=0)
+        if v is not None:
+            subjects = v["subjects"].values()
+            out[half] = (
+                round(_mean([s["error_rate"] for s in subjects]), 2),
+                round(_mean([s["f1_micro"] for s in subjects]), 2),
+            )
+    return out
+
+
+def wins_on_both_halves(
+    candidate: dict[int, tuple[float, float]], base: dict[int, tuple[float, float]]
+) -> bool:
+    """Whether a candidate (``half_means`` of its decisions) beats the base on each topic
+    half: a lower mean ER and a higher mean micro-F1. A change becomes a default only so."""
+    return all(
+        half in candidate and half in base
+        and candidate[half][0] < base[half][0] and candidate[half][1] > base[half][1]
+        for half in (0, 1)
+    )  # fmt: skip
+
+
 def validate_rows(rows: Sequence[BioRow], bootstrap: int = 1000, seed: int = 0) -> dict | None:
     """Validation figures per subject file and pooled; None when no row carries labels."""
     by_subject: dict[str, list[BioResult]] = {}

@@ -72,10 +72,12 @@ from factscore_local.labeled import (  # noqa: E402
 from factscore_local.records import BioRow  # noqa: E402
 from factscore_local.validation import (  # noqa: E402
     f1_not_supported,
+    half_means,
     ranking_kept,
     subject_name,
     topic_half,
     validate_rows,
+    wins_on_both_halves,
 )
 from factscore_local.verifiers import FITTED, Thresholds, get_verifier  # noqa: E402
 
@@ -479,6 +481,7 @@ def default_and_crossfit(
     if rows_dir is not None:  # what fscore report draws: the cross-fitted decisions
         write_rows(fitted_rows, rows_dir / f"{name} cross-fitted")
     out["calibrated"] = figures(fitted_rows)
+    out["halves"] = half_means(fitted_rows)  # what deciding a default compares
     out["thresholds"] = fitted
     table.append((name, f"cross-fitted: {thresholds_shown(verifier, fitted)}", out["calibrated"]))
     if page_size is not None:
@@ -823,7 +826,27 @@ def section_levers(report: dict, run: Runner, main_rows: list[BioRow], args) -> 
     report["levers"] = out
     print(f"## Prompt levers (first {args.topics} dev topics, all three subjects)\n\n"
           + "AUC of the margin: " + ", ".join(f"{n} {o['auc_margin']}" for n, o in out.items())
-          + "\n\n" + md_results(table) + "\n\n" + md_intervals(table) + "\n")  # fmt: skip
+          + "\n\n" + md_results(table) + "\n\n" + md_intervals(table) + "\n\n"
+          + md_halves(out, COVERAGE_RULE) + "\n")  # fmt: skip
+
+
+def md_halves(out: dict, verifier: str) -> str:
+    """Each candidate's cross-fitted mean ER and F1 on each topic half against the default
+    prompt's, under the default verifier; a lever becomes a default only if it wins both."""
+    base = out["default prompt"][verifier]["halves"]
+    lines = [f"Per topic half ({verifier}, cross-fitted; mean over the three subjects):\n",
+             "| prompt | half 0: ER · F1 | half 1: ER · F1 | wins on both halves |",
+             "|---|---|---|---|"]  # fmt: skip
+    for name, o in out.items():
+        halves = o[verifier]["halves"]
+        cells = [f"{halves[h][0]:.1f} · {halves[h][1]:.1f}" if h in halves else "" for h in (0, 1)]
+        won = (
+            ""
+            if name == "default prompt"
+            else ("yes" if wins_on_both_halves(halves, base) else "no")
+        )
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {won} |")
+    return "\n".join(lines)
 
 
 def section_demos(report: dict, run: Runner, args) -> None:

@@ -27,11 +27,13 @@ from factscore_local.records import BioRow
 from factscore_local.validation import (
     BioResult,
     f1_not_supported,
+    half_means,
     mark,
     ranking_kept,
     report,
     topic_half,
     validate_rows,
+    wins_on_both_halves,
 )
 from factscore_local.verifiers import Thresholds
 from tests.conftest import SHARED, require
@@ -392,3 +394,41 @@ def test_collect_adds_extra_signals_in_fact_order():
     assert s.signals["margin"].tolist() == [1.0, -1.0, 2.0]
     with pytest.raises(ValueError, match="extra signal 'short'"):
         collect(rows, lambda row, facts: {"short": [0.0]})
+
+
+def decided_row(topic: str, facts: list[tuple[str, bool]]) -> BioRow:
+    """A row whose model facts are the human facts: (human label, decided supported)."""
+    decisions = [
+        {"atom": f"f{i}", "label": label, "margin": 0.0, "np": 0.0, "is_supported": ok}
+        for i, (label, ok) in enumerate(facts)
+    ]
+    share = sum(ok for _, ok in facts) / len(facts)
+    return BioRow.from_json(
+        {"line": 1, "topic": topic, "source": "s.jsonl", "title": topic, "responded": True,
+         "n_facts": len(facts), "init_score": share, "score": share, "decisions": decisions,
+         "human": {"score": sum(label == "S" for label, _ in facts) / len(facts),
+                   "n_facts": len(facts), "facts": decisions}}
+    )  # fmt: skip
+
+
+def test_a_change_wins_only_when_it_wins_on_both_topic_halves():
+    names = [f"topic {i}" for i in range(40)]
+    topics = [next(t for t in names if topic_half(t) == h) for h in (0, 1)]
+    labels = ["S", "S", "NS", "S", "NS"]
+
+    def rows(perfect_on: set[int]) -> list[BioRow]:
+        return [decided_row(t, [(lab, lab == "S" if h in perfect_on else True) for lab in labels])
+                for h, t in enumerate(topics)]  # fmt: skip
+
+    perfect, always, mixed = (
+        half_means(rows({0, 1})),
+        half_means(rows(set())),
+        half_means(rows({0})),
+    )
+    assert perfect == {0: (0.0, 100.0), 1: (0.0, 100.0)}
+    assert always[0] == always[1] == (40.0, 0.0)  # says supported to 2 NS of 5 facts
+    assert wins_on_both_halves(perfect, always)
+    assert not wins_on_both_halves(always, perfect)
+    assert not wins_on_both_halves(mixed, always)  # no better on half 1
+    assert not wins_on_both_halves(perfect, perfect)  # a tie is no win
+    assert not wins_on_both_halves({0: (0.0, 100.0)}, always)  # a half without labels
