@@ -23,7 +23,9 @@ there exactly), and the statement is found by its tokens' bytes from the prompt'
    (``--prefix-states``);
 6. ``heads`` (with ``--heads K``): judging the tails of K prompts of one page with the LM
    head run at every tail position (as before) against only at the statement's positions
-   and the last (now), the prefix read once beforehand; results compared.
+   and the last (now), the prefix read once beforehand; results compared;
+7. ``flash`` (with ``--flash``): a page prefix read with llama.cpp's flash attention off
+   (the estimator's setting) and on, in fresh contexts: speed and the next token's logits.
 
     .venv/bin/python scripts/bench_verify_host.py --index dev-index --topics 98 --judge 96
 """
@@ -339,6 +341,31 @@ def section_heads(raw, calls, k: int) -> dict:
             "max_margin_gap": margin_gap, "max_logprob_gap": logprob_gap}  # fmt: skip
 
 
+def section_flash(raw, calls) -> dict:
+    """The first call's first prefix read in a fresh llama.cpp context without and with
+    flash attention; the estimator keeps it off (this measures why)."""
+    import llama_cpp
+
+    prompts, prefixes, _ = calls[0]
+    (ids,), (cut,) = raw._encode(prompts[:1], prefixes[:1])
+    head, out = ids[:cut], {}
+    for flash in (False, True):
+        llm = llama_cpp.Llama(raw.llm.model_path, n_ctx=raw.n_ctx, n_batch=512,
+                              n_threads=raw.llm.n_threads, flash_attn=flash,
+                              verbose=False)  # fmt: skip
+        start = time.perf_counter()
+        llm.eval(head)
+        seconds = time.perf_counter() - start
+        pointer = llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1)
+        out[flash] = (seconds, np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)).copy())
+        llm.close()
+    gap = float(np.abs(out[False][1] - out[True][1]).max())
+    return {"measure": "flash", "prefix_tokens": len(head),
+            "off_tokens_per_s": round(len(head) / out[False][0], 1),
+            "on_tokens_per_s": round(len(head) / out[True][0], 1),
+            "ratio": round(out[False][0] / out[True][0], 2), "max_logit_gap": gap}  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", type=Path, required=True, help="index of enwiki-20230401-dev.db")
@@ -352,6 +379,7 @@ def main() -> None:
     ap.add_argument("--no-encode", action="store_true", help="skip the encode section")
     ap.add_argument("--states", type=Path, default=None, help="folder to store a prefix in")
     ap.add_argument("--heads", type=int, default=0, help="prompts judged both ways (0: none)")
+    ap.add_argument("--flash", action="store_true", help="a prefix read without/with flash attn")
     args = ap.parse_args()
     raw, calls, chunks = record_prompts(args)
     print(json.dumps(section_normaliser(raw)), flush=True)
@@ -366,6 +394,8 @@ def main() -> None:
         print(json.dumps(section_states(raw, calls, args.states)), flush=True)
     if args.heads:
         print(json.dumps(section_heads(raw, calls, args.heads)), flush=True)
+    if args.flash:
+        print(json.dumps(section_flash(raw, calls)), flush=True)
 
 
 if __name__ == "__main__":
