@@ -231,7 +231,7 @@ def section_tails(raw, calls, k: int, width: int) -> dict:
     the prefix, logits at every position) of the first k prompts of the first call that
     share its first prefix, decoded one prompt at a time against ``width`` prompts at once
     as parallel sequences over one copy of the prefix (llama.cpp, a second context)."""
-    from factscore_local.lm.llama_parallel import ParallelGenerator
+    from factscore_local.lm.llama_parallel import ParallelGenerator, put_tokens
 
     prompts, prefixes, _ = calls[0]
     group = sorted(p for p, x in zip(prompts, prefixes, strict=True) if x == prefixes[0])[:k]
@@ -249,10 +249,7 @@ def section_tails(raw, calls, k: int, width: int) -> dict:
         for seq, tail in enumerate(part, start=1):
             lib.llama_memory_seq_rm(gen.memory, seq, -1, -1)
             lib.llama_memory_seq_cp(gen.memory, 0, seq, 0, len(head))
-            for j, token in enumerate(tail):
-                b.token[n], b.pos[n], b.n_seq_id[n], b.logits[n] = token, len(head) + j, 1, True
-                b.seq_id[n][0] = seq
-                n += 1
+            n = put_tokens(b, n, tail, len(head), seq, [True] * len(tail))
         b.n_tokens = n
         if lib.llama_decode(gen.ctx.ctx, b) != 0:
             raise RuntimeError("decode failed")

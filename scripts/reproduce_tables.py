@@ -468,9 +468,11 @@ def default_and_crossfit(
     np_model=None,
     page_size: dict[str, int] | None = None,
     rows_dir: Path | None = None,
+    halves: bool = False,
 ) -> dict:
     """Two rows of a results table: default thresholds, and 2-fold cross-fitted ones (with
-    page_size, the cross-fitted figures also split by page length). A fitted rule has no
+    page_size, the cross-fitted figures also split by page length; with halves, the mean ER
+    and F1 of each topic half). A fitted rule has no
     default of its own (unfitted, it is the ensemble): one row."""
     out = {}
     if FITTED not in get_verifier(verifier).thresholds:
@@ -481,7 +483,8 @@ def default_and_crossfit(
     if rows_dir is not None:  # what fscore report draws: the cross-fitted decisions
         write_rows(fitted_rows, rows_dir / f"{name} cross-fitted")
     out["calibrated"] = figures(fitted_rows)
-    out["halves"] = half_means(fitted_rows)  # what deciding a default compares
+    if halves:  # what deciding a default compares
+        out["halves"] = half_means(fitted_rows)
     out["thresholds"] = fitted
     table.append((name, f"cross-fitted: {thresholds_shown(verifier, fitted)}", out["calibrated"]))
     if page_size is not None:
@@ -821,7 +824,13 @@ def section_levers(report: dict, run: Runner, main_rows: list[BioRow], args) -> 
         out[name] = {"auc_margin": auc(rows, "margin"), "auc_np": auc(rows, "np")}
         for verifier in ("retrieve-lm", "retrieve-lm+np", "retrieve-lm+np-fitted", COVERAGE_RULE):
             out[name][verifier] = default_and_crossfit(
-                table, f"{verifier}, {name}", rows, verifier, args.objective, args.np_model
+                table,
+                f"{verifier}, {name}",
+                rows,
+                verifier,
+                args.objective,
+                args.np_model,
+                halves=verifier == COVERAGE_RULE,
             )
     report["levers"] = out
     print(f"## Prompt levers (first {args.topics} dev topics, all three subjects)\n\n"
@@ -840,11 +849,8 @@ def md_halves(out: dict, verifier: str) -> str:
     for name, o in out.items():
         halves = o[verifier]["halves"]
         cells = [f"{halves[h][0]:.1f} · {halves[h][1]:.1f}" if h in halves else "" for h in (0, 1)]
-        won = (
-            ""
-            if name == "default prompt"
-            else ("yes" if wins_on_both_halves(halves, base) else "no")
-        )
+        won = "yes" if wins_on_both_halves(halves, base) else "no"
+        won = "" if name == "default prompt" else won
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {won} |")
     return "\n".join(lines)
 

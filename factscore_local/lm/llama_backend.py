@@ -145,13 +145,12 @@ class LlamaCppLM(LocalLM):
         for start in range(0, n, llm.n_batch):
             part = tail[start : start + llm.n_batch]
             past = llm.n_tokens
-            self._fill_batch(part, past, [start + j in wanted for j in range(len(part))])
+            flags = [start + j in wanted for j in range(len(part))]
+            self._fill_batch(part, past, flags)
             llm._ctx.decode(llm._batch)
             llm.input_ids[past : past + len(part)] = part
             llm.n_tokens += len(part)
-            for j in range(len(part)):
-                if start + j not in wanted:
-                    continue
+            for j in (j for j, flag in enumerate(flags) if flag):
                 pointer = self._lib.llama_get_logits_ith(llm._ctx.ctx, j)
                 rows.append(np.ctypeslib.as_array(pointer, shape=(vocab,)).copy())
         return np.stack(rows)
@@ -161,9 +160,7 @@ class LlamaCppLM(LocalLM):
         of a token's compute) run only where ``logits`` says: tails 1.07x faster. The rows
         asked for match those of a pass with logits everywhere up to summation order
         (<= 1e-3 in a margin; BENCHMARKS.md, "What a verification pass costs")."""
+        from factscore_local.lm.llama_parallel import put_tokens
+
         batch = self.llm._batch.batch
-        batch.n_tokens = len(tokens)
-        for i, token in enumerate(tokens):
-            batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, past + i, 1
-            batch.seq_id[i][0] = 0
-            batch.logits[i] = logits[i]
+        batch.n_tokens = put_tokens(batch, 0, tokens, past, 0, logits)

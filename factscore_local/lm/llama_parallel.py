@@ -34,6 +34,19 @@ class _Slot:
     limit: int = 0  # new tokens allowed
 
 
+def put_tokens(
+    b, at: int, tokens: Sequence[int], first: int, seq: int, logits: Sequence[bool]
+) -> int:
+    """Write ``tokens`` into the llama_batch ``b`` from slot ``at``: positions from
+    ``first``, sequence ``seq``, logits where ``logits`` says. Returns the next free slot."""
+    for j, token in enumerate(tokens):
+        b.token[at], b.pos[at], b.n_seq_id[at] = token, first + j, 1
+        b.seq_id[at][0] = seq
+        b.logits[at] = logits[j]
+        at += 1
+    return at
+
+
 class ParallelGenerator:
     """A second llama.cpp context on the model of ``llm`` (a ``llama_cpp.Llama``), with
     ``width`` generation slots and sequence 0 holding the shared prefix."""
@@ -69,13 +82,9 @@ class ParallelGenerator:
         batch; returns the logits asked for, in order."""
         b, n, wanted = self.batch, 0, []
         for tokens, first, seq, last in runs:
-            for j, token in enumerate(tokens):
-                b.token[n], b.pos[n], b.n_seq_id[n] = token, first + j, 1
-                b.seq_id[n][0] = seq
-                b.logits[n] = last and j == len(tokens) - 1
-                if b.logits[n]:
-                    wanted.append(n)
-                n += 1
+            flags = [last and j == len(tokens) - 1 for j in range(len(tokens))]
+            wanted += [n + j for j, flag in enumerate(flags) if flag]
+            n = put_tokens(b, n, tokens, first, seq, flags)
         b.n_tokens = n
         if self.lib.llama_decode(self.ctx.ctx, b) != 0:
             raise RuntimeError("llama.cpp could not decode a generation batch (context full?)")
