@@ -1,13 +1,16 @@
 """Do more per-fact features help the fitted rule? (issue 10, lever 3; no model run)
 
     python scripts/bench_rule_features.py \
-        --rows "bench-out/rows-98/retrieve-lm+np+coverage-fitted cross-fitted"
+        --rows "bench-out/rows-98/retrieve-lm+np+coverage-fitted cross-fitted" \
+        --other-prompt "demos=bench-out/rows-98/lever verification demos"
 
 Reads the rows of a ``reproduce_tables.py --rows`` run that recorded margin, NP and
 coverage, and cross-fits (over the fixed topic halves, all subjects pooled, as the
 shipped rule is fitted) a logistic rule over the default rule's features plus each
 candidate: the fact's position in its response, its top retrieval score, its length in
-words, and how many capitalised names it holds beyond the topic's. Prints ER and
+words, and how many capitalised names it holds beyond the topic's; with
+``--other-prompt NAME=DIR``, also the margin the same fact got under another prompt (a
+prompt lever's rows: two passes of the LM, an ensemble of prompts). Prints ER and
 micro-F1 per subject, ER over the bios where both the humans and the estimate respond.
 """
 
@@ -49,11 +52,32 @@ CANDIDATES = ("position", "top score", "words", "other names")
 NAME = re.compile(r"\b[A-Z][a-z]+")
 
 
+# Margins of the same facts under other prompts: name -> (source, topic, atom) -> margin.
+OTHER_MARGINS: dict[str, dict[tuple[str, str, str], float]] = {}
+
+
+def other_margins(folder: Path) -> dict[tuple[str, str, str], float]:
+    """Each fact's margin in another run's rows (model and human facts alike)."""
+    out = {}
+    for subject in SUBJECTS:
+        for row in read_rows(folder / f"{subject}.jsonl"):
+            facts = row.decisions + (row.human.facts if row.human else ())
+            for fact in facts:
+                if fact.margin is not None:
+                    out[(row.source, row.topic, fact.atom)] = fact.margin
+    return out
+
+
 def candidate_signals(row: BioRow, facts: tuple[FactResult, ...]) -> dict[str, list[float]]:
     """The candidate features of each fact of a row (``calibration.collect``'s extra)."""
     topic_words = set(row.topic.split())
     last = max(1, len(facts) - 1)
+    others = {
+        f"margin ({name})": [margins[(row.source, row.topic, f.atom)] for f in facts]
+        for name, margins in OTHER_MARGINS.items()
+    }
     return {
+        **others,
         "position": [i / last for i in range(len(facts))],
         "top score": [
             math.log1p(max(f.evidence[0].score, 0.0)) if f.evidence else 0.0 for f in facts
@@ -111,7 +135,19 @@ def crossfit(halves: Halves, verifier: Verifier) -> dict[str, tuple[float, float
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=Path, required=True, help="a folder of <subject>.jsonl rows")
+    ap.add_argument(
+        "--other-prompt",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="rows of the same facts under another prompt (a --levers run)",
+    )
     args = ap.parse_args()
+    for spec in args.other_prompt:
+        name, _, folder = spec.partition("=")
+        OTHER_MARGINS[name] = other_margins(Path(folder))
+        feature = f"margin ({name})"
+        FEATURES.setdefault(feature, lambda s, f=feature: s[f])
     rows = [r for s in SUBJECTS for r in read_rows(args.rows / f"{s}.jsonl")
             if r.ok and r.human is not None]  # fmt: skip
     topics = len({r.topic for r in rows})
@@ -121,6 +157,10 @@ def main() -> None:
     settings = [("the default rule's (" + ", ".join(COVERAGE_RULE_FEATURES) + ")", ())]
     settings += [(f"+ {c}", (c,)) for c in CANDIDATES]
     settings += [("+ all four", CANDIDATES)]
+    for name in OTHER_MARGINS:
+        feature = f"margin ({name})"
+        settings += [(f"+ {feature}", (feature,)),
+                     (f"+ {feature} and all four", (feature, *CANDIDATES))]  # fmt: skip
     halves = topic_halves(rows)
     for name, extra in settings:
         figures = crossfit(halves, rule_with(extra))
