@@ -7,8 +7,10 @@
 Reads the rows of a ``reproduce_tables.py --rows`` run that recorded margin, NP and
 coverage, and cross-fits (over the fixed topic halves, all subjects pooled, as the
 shipped rule is fitted) a logistic rule over the default rule's features plus each
-candidate: the fact's position in its response, its top retrieval score, its length in
-words, and how many capitalised names it holds beyond the topic's; with
+candidate. Of the fact: its position in its response, its top retrieval score, its length
+in words, and how many capitalised names it holds beyond the topic's. Of its response (the
+same value for every fact of a bio, from the estimate's facts): the mean NP, coverage and
+margin of its facts, and its number of facts (log). With
 ``--other-prompt NAME=DIR``, also the margin the same fact got under another prompt (a
 prompt lever's rows: two passes of the LM, an ensemble of prompts). Prints ER and
 micro-F1 per subject, ER over the bios where both the humans and the estimate respond.
@@ -28,7 +30,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from factscore_local.calibration import (  # noqa: E402
-    SubjectFacts,
     collect,
     estimated_score,
     f1_from_counts,
@@ -38,7 +39,11 @@ from factscore_local.calibration import (  # noqa: E402
 )
 from factscore_local.records import BioRow, FactResult  # noqa: E402
 from factscore_local.report_data import read_rows  # noqa: E402
-from factscore_local.validation import topic_half  # noqa: E402
+from factscore_local.validation import (  # noqa: E402
+    subject_name,
+    topic_half,
+    wins_on_both_halves,
+)
 from factscore_local.verifiers import (  # noqa: E402
     COVERAGE_RULE_FEATURES,
     FEATURES,
@@ -49,6 +54,7 @@ from factscore_local.verifiers import (  # noqa: E402
 
 SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")
 CANDIDATES = ("position", "top score", "words", "other names")
+RESPONSE_CANDIDATES = ("response np", "response coverage", "response margin", "response facts")
 NAME = re.compile(r"\b[A-Z][a-z]+")
 
 
@@ -76,7 +82,16 @@ def candidate_signals(row: BioRow, facts: tuple[FactResult, ...]) -> dict[str, l
         f"margin ({name})": [margins[(row.source, row.topic, f.atom)] for f in facts]
         for name, margins in OTHER_MARGINS.items()
     }
+    decided = row.decisions  # the response's own facts, whichever facts are being decided
+
+    def mean(signal: str) -> float:
+        return float(np.mean([getattr(f, signal) or 0.0 for f in decided])) if decided else 0.0
+
+    response = {f"response {signal}": [mean(signal)] * len(facts)
+                for signal in ("np", "coverage", "margin")}  # fmt: skip
+    response["response facts"] = [math.log1p(len(decided))] * len(facts)
     return {
+        **response,
         **others,
         "position": [i / last for i in range(len(facts))],
         "top score": [
@@ -87,7 +102,7 @@ def candidate_signals(row: BioRow, facts: tuple[FactResult, ...]) -> dict[str, l
     }
 
 
-for _name in CANDIDATES:  # what a fitted rule may weigh, for this script only
+for _name in CANDIDATES + RESPONSE_CANDIDATES:  # what a rule may weigh, for this script only
     FEATURES.setdefault(_name, lambda s, name=_name: s[name])
 
 
@@ -98,38 +113,65 @@ def rule_with(extra: tuple[str, ...]) -> Verifier:
                     fitted_rule(features), (FITTED,), features=features)  # fmt: skip
 
 
-Halves = list[tuple[dict[str, SubjectFacts], dict[str, SubjectFacts]]]
-
-
-def topic_halves(rows: list[BioRow]) -> Halves:
-    """(fitting facts, held-out facts) for each topic half, with the candidate signals."""
-    return [
-        (collect([r for r in rows if topic_half(r.topic) != half], candidate_signals),
-         collect([r for r in rows if topic_half(r.topic) == half], candidate_signals))
-        for half in (0, 1)
-    ]  # fmt: skip
-
-
-def crossfit(halves: Halves, verifier: Verifier) -> dict[str, tuple[float, float]]:
+def crossfit(
+    rows: list[BioRow], verifier: Verifier, leave_subject_out: bool = False
+) -> tuple[dict[str, tuple[float, float]], dict[int, tuple[float, float]]]:
     """Per subject (ER, F1) in points, each topic half decided by ``calibration.fit`` on the
-    other, as reproduce_tables.py cross-fits the shipped rule."""
+    other, as reproduce_tables.py cross-fits the shipped rule (with ``leave_subject_out``,
+    on the other half's other subjects); and per half, the mean over subjects of ER and F1."""
     est = {s: 0.0 for s in SUBJECTS}
     human = {s: 0.0 for s in SUBJECTS}
     n = {s: 0 for s in SUBJECTS}
     counts = {s: np.zeros(3, int) for s in SUBJECTS}  # tp, fp, fn on not-supported facts
-    for train, test in halves:
-        thresholds = settings_thresholds(fit(train, verifier, "er"))
+    per_half: dict[int, list[tuple[float, float]]] = {0: [], 1: []}
+    fits: dict = {}
+    for half in (0, 1):
+        test = collect([r for r in rows if topic_half(r.topic) == half], candidate_signals)
         for subject, facts in test.items():
+            left_out = subject if leave_subject_out else None
+            if (half, left_out) not in fits:
+                train = [r for r in rows if topic_half(r.topic) != half
+                         and subject_name(r.source) != left_out]  # fmt: skip
+                fits[half, left_out] = settings_thresholds(
+                    fit(collect(train, candidate_signals), verifier, "er")
+                )
+            thresholds = fits[half, left_out]
+            c = not_supported_counts([facts], verifier, thresholds)
+            counts[subject] += c
+            er = float("nan")
             if facts.n_bios:
-                est[subject] += estimated_score(facts, verifier, thresholds) * facts.n_bios
+                score = estimated_score(facts, verifier, thresholds)
+                est[subject] += score * facts.n_bios
                 human[subject] += facts.human_score * facts.n_bios
                 n[subject] += facts.n_bios
-            counts[subject] += not_supported_counts([facts], verifier, thresholds)
-    return {
+                er = abs(score - facts.human_score)
+            per_half[half].append((100 * er, 100 * f1_from_counts(*map(int, c))))
+    by_subject = {
         s: (round(100 * abs(est[s] - human[s]) / n[s], 1),
             round(100 * f1_from_counts(*map(int, c)), 1))
         for s, c in counts.items()
     }  # fmt: skip
+    halves = {h: (round(float(np.nanmean([v[0] for v in vals])), 2),
+                  round(float(np.mean([v[1] for v in vals])), 2))
+              for h, vals in per_half.items()}  # fmt: skip
+    return by_subject, halves
+
+
+def length_within_subjects(rows: list[BioRow]) -> str:
+    """Whether a response's number of facts tells, within one subject LM, how far the
+    default rule's estimate is from the humans: Spearman's rho of the two over its bios."""
+    from scipy.stats import spearmanr
+
+    lines = []
+    for subject in SUBJECTS:
+        bios = [r for r in rows if subject_name(r.source) == subject and r.decisions
+                and r.human.score is not None and r.init_score is not None]  # fmt: skip
+        n_facts = [len(r.decisions) for r in bios]
+        residual = [r.human.score - r.init_score for r in bios]
+        rho = spearmanr(n_facts, residual)[0]
+        lines.append(f"{subject} {rho:+.2f} ({len(bios)} bios)")
+    return ("Within each subject, Spearman's rho of a response's number of facts with "
+            "(human - estimated) FActScore: " + ", ".join(lines))  # fmt: skip
 
 
 def main() -> None:
@@ -142,6 +184,8 @@ def main() -> None:
         metavar="NAME=DIR",
         help="rows of the same facts under another prompt (a --levers run)",
     )
+    ap.add_argument("--leave-subject-out", action="store_true",
+                    help="also cross-fit with the subject held out of each fit")  # fmt: skip
     args = ap.parse_args()
     for spec in args.other_prompt:
         name, _, folder = spec.partition("=")
@@ -151,21 +195,34 @@ def main() -> None:
     rows = [r for s in SUBJECTS for r in read_rows(args.rows / f"{s}.jsonl")
             if r.ok and r.human is not None]  # fmt: skip
     topics = len({r.topic for r in rows})
-    print(f"{len(rows)} bios of {topics} topics, cross-fitted over the topic halves\n")
-    print("| features | " + " | ".join(f"{s} ER / F1" for s in SUBJECTS) + " |")
-    print("|---|" + "---|" * len(SUBJECTS))
+    print(f"{len(rows)} bios of {topics} topics\n")
+    print(length_within_subjects(rows) + "\n")
     settings = [("the default rule's (" + ", ".join(COVERAGE_RULE_FEATURES) + ")", ())]
     settings += [(f"+ {c}", (c,)) for c in CANDIDATES]
     settings += [("+ all four", CANDIDATES)]
+    settings += [(f"+ {c}", (c,)) for c in RESPONSE_CANDIDATES]
+    settings += [("+ the response's mean NP, coverage, margin", RESPONSE_CANDIDATES[:3])]
+    settings += [("+ all four of the response", RESPONSE_CANDIDATES)]
     for name in OTHER_MARGINS:
         feature = f"margin ({name})"
         settings += [(f"+ {feature}", (feature,)),
                      (f"+ {feature} and all four", (feature, *CANDIDATES))]  # fmt: skip
-    halves = topic_halves(rows)
-    for name, extra in settings:
-        figures = crossfit(halves, rule_with(extra))
-        print(f"| {name} | " + " | ".join(f"{figures[s][0]} / {figures[s][1]}" for s in SUBJECTS)
-              + " |")  # fmt: skip
+    protocols = [False, True] if args.leave_subject_out else [False]
+    for leave_subject_out in protocols:
+        what = "topic halves x subjects left out" if leave_subject_out else "topic halves"
+        print(f"Cross-fitted over the {what}:\n")
+        print("| features | " + " | ".join(f"{s} ER / F1" for s in SUBJECTS)
+              + " | half 0: ER · F1 | half 1: ER · F1 | wins on both halves |")  # fmt: skip
+        print("|---|" + "---|" * (len(SUBJECTS) + 3))
+        base = None
+        for name, extra in settings:
+            figures, halves = crossfit(rows, rule_with(extra), leave_subject_out)
+            base = base or halves
+            won = "yes" if wins_on_both_halves(halves, base) else "no"
+            cells = [f"{figures[s][0]} / {figures[s][1]}" for s in SUBJECTS]
+            cells += [f"{halves[h][0]:.1f} · {halves[h][1]:.1f}" for h in (0, 1)]
+            print(f"| {name} | " + " | ".join(cells) + f" | {won if extra else ''} |")
+        print()
 
 
 if __name__ == "__main__":
