@@ -74,6 +74,45 @@ def other_margins(folder: Path) -> dict[tuple[str, str, str], float]:
     return out
 
 
+# Each fact's MiniLM similarity to its evidence: (topic, atom) -> value (--similarity).
+SIMILARITY: dict[tuple[str, str], float] = {}
+
+
+def evidence_similarity(rows: list[BioRow], index: Path) -> dict[tuple[str, str], float]:
+    """The highest cosine similarity (all-MiniLM-L6-v2, normalised) between each fact and a
+    sentence (pysbd, 3 words or more) of its top-k passages, model and human facts alike."""
+    import pysbd
+
+    from index.chunking import strip_markers
+    from index.models import load_sentence_transformer
+    from index.reader import KnowledgeSource
+
+    source, segmenter = KnowledgeSource(index), pysbd.Segmenter(language="en", clean=False)
+    passages: dict[int, list[str]] = {}
+    wanted: dict[tuple[str, str], list[int]] = {}
+    for row in rows:
+        for fact in row.decisions + row.human.facts:
+            ids = [e.passage_id for e in fact.evidence or ()]
+            wanted[(row.topic, fact.atom)] = ids
+            for pid in ids:
+                if pid not in passages:
+                    text = strip_markers(source.passage(pid).text)
+                    passages[pid] = [x.strip() for x in segmenter.segment(text)
+                                     if len(x.split()) >= 3]  # fmt: skip
+    sentences = sorted({x for found in passages.values() for x in found})
+    atoms = sorted({atom for _, atom in wanted})
+    encoder = load_sentence_transformer("minilm")
+    vectors = encoder.encode(sentences + atoms, batch_size=64, normalize_embeddings=True)
+    row_of = {text: i for i, text in enumerate(sentences + atoms)}
+    out = {}
+    for (topic, atom), ids in wanted.items():
+        rows_of = [row_of[x] for pid in ids for x in passages[pid]]
+        out[(topic, atom)] = (
+            float((vectors[rows_of] @ vectors[row_of[atom]]).max()) if rows_of else 0.0
+        )
+    return out
+
+
 def candidate_signals(row: BioRow, facts: tuple[FactResult, ...]) -> dict[str, list[float]]:
     """The candidate features of each fact of a row (``calibration.collect``'s extra)."""
     topic_words = set(row.topic.split())
@@ -90,6 +129,8 @@ def candidate_signals(row: BioRow, facts: tuple[FactResult, ...]) -> dict[str, l
     response = {f"response {signal}": [mean(signal)] * len(facts)
                 for signal in ("np", "coverage", "margin")}  # fmt: skip
     response["response facts"] = [math.log1p(len(decided))] * len(facts)
+    if SIMILARITY:
+        others["similarity"] = [SIMILARITY[(row.topic, f.atom)] for f in facts]
     return {
         **response,
         **others,
@@ -174,6 +215,19 @@ def length_within_subjects(rows: list[BioRow]) -> str:
             "(human - estimated) FActScore: " + ", ".join(lines))  # fmt: skip
 
 
+def human_fact_aucs(rows: list[BioRow], signals: tuple[str, ...]) -> str:
+    """AUC of each signal for telling the human facts labeled S from the others."""
+    from sklearn.metrics import roc_auc_score
+
+    facts = collect(rows, candidate_signals).values()
+    supported = ~np.concatenate([f.h_label for f in facts])
+    aucs = []
+    for name in signals:
+        values = np.concatenate([f.h_signals[name] for f in facts])
+        aucs.append(f"{name} {roc_auc_score(supported, values):.3f}")
+    return "AUC on the human facts (S against the rest): " + ", ".join(aucs)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=Path, required=True, help="a folder of <subject>.jsonl rows")
@@ -184,6 +238,8 @@ def main() -> None:
         metavar="NAME=DIR",
         help="rows of the same facts under another prompt (a --levers run)",
     )
+    ap.add_argument("--similarity", type=Path, metavar="INDEX",
+                    help="also each fact's MiniLM similarity to its top-k passages")  # fmt: skip
     ap.add_argument("--leave-subject-out", action="store_true",
                     help="also cross-fit with the subject held out of each fit")  # fmt: skip
     args = ap.parse_args()
@@ -195,6 +251,9 @@ def main() -> None:
     rows = [r for s in SUBJECTS for r in read_rows(args.rows / f"{s}.jsonl")
             if r.ok and r.human is not None]  # fmt: skip
     topics = len({r.topic for r in rows})
+    if args.similarity:
+        SIMILARITY.update(evidence_similarity(rows, args.similarity))
+        FEATURES.setdefault("similarity", lambda s: s["similarity"])
     print(f"{len(rows)} bios of {topics} topics\n")
     print(length_within_subjects(rows) + "\n")
     settings = [("the default rule's (" + ", ".join(COVERAGE_RULE_FEATURES) + ")", ())]
@@ -207,6 +266,9 @@ def main() -> None:
         feature = f"margin ({name})"
         settings += [(f"+ {feature}", (feature,)),
                      (f"+ {feature} and all four", (feature, *CANDIDATES))]  # fmt: skip
+    if SIMILARITY:
+        settings += [("+ MiniLM similarity to the top-k passages", ("similarity",))]
+        print(human_fact_aucs(rows, ("margin", "coverage", "similarity")) + "\n")
     protocols = [False, True] if args.leave_subject_out else [False]
     for leave_subject_out in protocols:
         what = "topic halves x subjects left out" if leave_subject_out else "topic halves"
