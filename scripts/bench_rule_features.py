@@ -1,8 +1,9 @@
-"""Do more per-fact features help the fitted rule? (issue 10, lever 3; no model run)
+"""Do more features help the fitted rule? (issue 10, lever 3; no model run)
 
     python scripts/bench_rule_features.py \
         --rows "bench-out/rows-98/retrieve-lm+np+coverage-fitted cross-fitted" \
-        --other-prompt "demos=bench-out/rows-98/lever verification demos"
+        --other-prompt "demos=bench-out/rows-98/lever verification demos" \
+        --leave-subject-out --similarity dev-index
 
 Reads the rows of a ``reproduce_tables.py --rows`` run that recorded margin, NP and
 coverage, and cross-fits (over the fixed topic halves, all subjects pooled, as the
@@ -10,10 +11,17 @@ shipped rule is fitted) a logistic rule over the default rule's features plus ea
 candidate. Of the fact: its position in its response, its top retrieval score, its length
 in words, and how many capitalised names it holds beyond the topic's. Of its response (the
 same value for every fact of a bio, from the estimate's facts): the mean NP, coverage and
-margin of its facts, and its number of facts (log). With
-``--other-prompt NAME=DIR``, also the margin the same fact got under another prompt (a
-prompt lever's rows: two passes of the LM, an ensemble of prompts). Prints ER and
-micro-F1 per subject, ER over the bios where both the humans and the estimate respond.
+margin of its facts, and its number of facts (log). With ``--other-prompt NAME=DIR``, the
+margin the same fact got under another prompt (a prompt lever's rows: two passes of the
+LM, an ensemble of prompts); with ``--similarity INDEX``, the fact's highest MiniLM cosine
+similarity to a sentence of its top-k passages (read from INDEX; a semantic cousin of the
+lexical coverage, ~6 min on 2 cores).
+
+Prints ER and micro-F1 per subject (ER over the bios where both the humans and the
+estimate respond) and the mean ER and F1 on each topic half (a default changes only if it
+wins both). ``--leave-subject-out`` also holds the subject out of the fit (each subject's
+half decided by a rule fitted on the other half's other two subjects): how a rule carries
+over to a subject LM it was not fitted on.
 """
 
 from __future__ import annotations
