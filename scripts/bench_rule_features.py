@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from factscore_local.calibration import (  # noqa: E402
+    SubjectFacts,
     collect,
     estimated_score,
     f1_from_counts,
@@ -162,29 +163,40 @@ def rule_with(extra: tuple[str, ...]) -> Verifier:
                     fitted_rule(features), (FITTED,), features=features)  # fmt: skip
 
 
+# (topic half, the facts a rule is fitted on, the held-out facts it decides, by subject)
+Fold = tuple[int, dict[str, SubjectFacts], dict[str, SubjectFacts]]
+
+
+def folds(rows: list[BioRow], leave_subject_out: bool = False) -> list[Fold]:
+    """Each topic half held out and decided by a rule fitted on the other half (with
+    ``leave_subject_out``, one fold per subject, fitted on the other half's other subjects).
+    The signals, every candidate's included, are collected once for all settings."""
+    out = []
+    for half in (0, 1):
+        test = collect([r for r in rows if topic_half(r.topic) == half], candidate_signals)
+        groups = [(s,) for s in test] if leave_subject_out else [tuple(test)]
+        for subjects in groups:
+            left_out = set(subjects) if leave_subject_out else set()
+            train = [r for r in rows if topic_half(r.topic) != half
+                     and subject_name(r.source) not in left_out]  # fmt: skip
+            out.append((half, collect(train, candidate_signals), {s: test[s] for s in subjects}))
+    return out
+
+
 def crossfit(
-    rows: list[BioRow], verifier: Verifier, leave_subject_out: bool = False
+    folds: list[Fold], verifier: Verifier
 ) -> tuple[dict[str, tuple[float, float]], dict[int, tuple[float, float]]]:
-    """Per subject (ER, F1) in points, each topic half decided by ``calibration.fit`` on the
-    other, as reproduce_tables.py cross-fits the shipped rule (with ``leave_subject_out``,
-    on the other half's other subjects); and per half, the mean over subjects of ER and F1."""
+    """Per subject (ER, F1) in points, each fold's held-out facts decided by
+    ``calibration.fit`` on its fitting facts, as reproduce_tables.py cross-fits the shipped
+    rule; and per topic half, the mean over subjects of ER and F1."""
     est = {s: 0.0 for s in SUBJECTS}
     human = {s: 0.0 for s in SUBJECTS}
     n = {s: 0 for s in SUBJECTS}
     counts = {s: np.zeros(3, int) for s in SUBJECTS}  # tp, fp, fn on not-supported facts
     per_half: dict[int, list[tuple[float, float]]] = {0: [], 1: []}
-    fits: dict = {}
-    for half in (0, 1):
-        test = collect([r for r in rows if topic_half(r.topic) == half], candidate_signals)
+    for half, train, test in folds:
+        thresholds = settings_thresholds(fit(train, verifier, "er"))
         for subject, facts in test.items():
-            left_out = subject if leave_subject_out else None
-            if (half, left_out) not in fits:
-                train = [r for r in rows if topic_half(r.topic) != half
-                         and subject_name(r.source) != left_out]  # fmt: skip
-                fits[half, left_out] = settings_thresholds(
-                    fit(collect(train, candidate_signals), verifier, "er")
-                )
-            thresholds = fits[half, left_out]
             c = not_supported_counts([facts], verifier, thresholds)
             counts[subject] += c
             er = float("nan")
@@ -284,9 +296,9 @@ def main() -> None:
         print("| features | " + " | ".join(f"{s} ER / F1" for s in SUBJECTS)
               + " | half 0: ER · F1 | half 1: ER · F1 | wins on both halves |")  # fmt: skip
         print("|---|" + "---|" * (len(SUBJECTS) + 3))
-        base = None
+        base, split = None, folds(rows, leave_subject_out)
         for name, extra in settings:
-            figures, halves = crossfit(rows, rule_with(extra), leave_subject_out)
+            figures, halves = crossfit(split, rule_with(extra))
             base = base or halves
             won = "yes" if wins_on_both_halves(halves, base) else "no"
             cells = [f"{figures[s][0]} / {figures[s][1]}" for s in SUBJECTS]
