@@ -495,7 +495,8 @@ ESTIMATOR_OPTIONS = [
         default=DEFAULTS["fact_context"],
         show_default=True,
         help="'sentence': the verifier also sees the sentence the fact was taken from, as "
-        "context for its pronouns (not as evidence).",
+        "context for its pronouns (not as evidence); the lm-joint NP is then read from the "
+        "prompt without it (a second, shorter pass per fact).",
     ),
     click.option(
         "--verify-format",

@@ -101,22 +101,29 @@ class CachedLM:
         prefixes: list[str],
         statements: list[str],
         answers: tuple[str, str] = ("True", "False"),
+        bases: list[str] | None = None,
     ) -> list[tuple[float, float, float]]:
         """(positive logit, negative logit, statement probability) per verification prompt,
         from one forward pass: the statement probability is the mean probability of the
         statement's content tokens as the prompt writes them after its evidence (the
         ``lm-joint`` NP). statements[i] is the text after the prompt's last STATEMENT;
-        ``answers``: the words of the positive and negative answer the prompt asks for."""
+        ``answers``: the words of the positive and negative answer the prompt asks for;
+        ``bases``: each prefix's outer level, a function of the prompt (``LocalLM``)."""
         from npm.causal_np import content_probability, skip_ids
 
         if self._skip is None:
             self._skip = skip_ids(self.lm)
         spans = [_statement_span(p, s) for p, s in zip(prompts, statements, strict=True)]
         span_of = dict(zip(prompts, spans, strict=True))
+        base_of = dict(zip(prompts, bases or [""] * len(prompts), strict=True))
 
         def rows(texts: list[str], shared: list[str] | None) -> list[list[float]]:
             judged = self.lm.true_false_with_statement(
-                texts, shared or [""] * len(texts), [span_of[t] for t in texts], labels
+                texts,
+                shared or [""] * len(texts),
+                [span_of[t] for t in texts],
+                labels,
+                [base_of[t] for t in texts],
             )
             return [
                 [v.true_logit, v.false_logit, content_probability(ids, lp, self._skip)]

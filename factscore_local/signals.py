@@ -36,6 +36,7 @@ from factscore_local.verify_prompt import (
     open_prompt,
     passage_token_counter,
     retrieve_lm_prompt,
+    sentence_prefix,
 )
 
 
@@ -70,7 +71,7 @@ def compute_signals(
         values["margin"] = no_context_margins(queries, parts, config)
     if retrieved_margin or joint_np or verifier.uses_coverage:
         margins, statement_p, coverage, evidence, blocks = retrieved_margins(
-            queries, parts, config, verifier.uses_coverage
+            queries, parts, config, verifier.uses_coverage, retrieved_margin, joint_np
         )
         if retrieved_margin:
             values["margin"] = margins
@@ -88,19 +89,26 @@ def compute_signals(
 
 
 def _judged(
-    parts: Components, texts: list[str], atoms: list[str], config: EvalConfig
+    parts: Components,
+    texts: list[str],
+    atoms: list[str],
+    config: EvalConfig,
+    with_sentences: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """logit(True) - logit(False) (or of the question's other answer words) per prompt
     text, and the probability of its statement's content tokens, from one pass; the part
     before the statement is the shared prefix, evaluated once for the prompts that have
-    it."""
+    it. ``with_sentences``: the texts give their fact's sentence before the statement, and
+    the evidence before it is the prefix's outer level, read once for all sentences."""
     lm = parts.lm.get()
     if config.verify_format == "chat":
         prompts = [lm.chat(text) for text in texts]
     else:
         prompts = [text + PLAIN_ANSWER for text in texts]
     prefixes = [p[: p.rindex(STATEMENT)] for p in prompts]
-    rows = lm.judge(prompts, prefixes, atoms, QUESTIONS[config.verify_question][1])
+    bases = [sentence_prefix(p) for p in prompts] if with_sentences else None
+    answers = QUESTIONS[config.verify_question][1]
+    rows = lm.judge(prompts, prefixes, atoms, answers, bases)
     return np.asarray([t - f for t, f, _ in rows], float), np.asarray([p for *_, p in rows])
 
 
@@ -165,19 +173,27 @@ def _judged_on(
 
 
 def retrieved_margins(
-    queries: list[FactQuery], parts: Components, config: EvalConfig, with_coverage: bool = False
+    queries: list[FactQuery],
+    parts: Components,
+    config: EvalConfig,
+    with_coverage: bool = False,
+    margin: bool = True,
+    joint_np: bool = True,
 ) -> tuple[
     np.ndarray, np.ndarray, np.ndarray | None, list[tuple[Evidence, ...] | None], list[tuple | None]
 ]:
     """Margins and statement probabilities of the Retrieve→LM prompts, with
     ``with_coverage`` each fact's lexical coverage by its own top-k passages (else None),
-    its own top-k and the block it was judged against."""
+    its own top-k and the block it was judged against. With ``fact_context="sentence"``
+    the margin is read from the prompts that give the fact's sentence (when ``margin``)
+    and the statement probability from those that do not (when ``joint_np``): after its
+    sentence a statement's tokens are near certain. An array not asked for is NaN."""
     lm = parts.lm.get()
     question = config.verify_question
     hits = _own_passages(queries, parts, config.k, config.retrieval)
     token_len = passage_token_counter(lm.lm.tokenize)
     blocks = _judged_on(queries, hits, parts, config, token_len)
-    texts, evidence, coverage = [], [], []
+    texts, with_sentence, evidence, coverage = [], [], [], []
     block_words: dict[tuple, set[str]] = {}  # facts with the same top-k share their words
     for q, fact_hits, block in zip(queries, hits, blocks, strict=True):
         evidence.append(
@@ -203,14 +219,30 @@ def retrieved_margins(
                 block_words[ids] = words_of((p.title, p.text) for p in own)
             coverage.append(lexical_coverage(q.atom, q.topic, block_words[ids]))
         if q.topic:
+            demos = config.verify_demos
+            texts.append(retrieve_lm_prompt(q.topic, q.atom, pairs, demos, "", question))
             sentence = q.sentence if config.fact_context == "sentence" else ""
-            texts.append(
-                retrieve_lm_prompt(q.topic, q.atom, pairs, config.verify_demos, sentence, question)
+            with_sentence.append(
+                retrieve_lm_prompt(q.topic, q.atom, pairs, demos, sentence, question)
             )
         else:
             texts.append(open_prompt(q.atom, pairs, question))
+            with_sentence.append(texts[-1])
     block_ids = [None if b is None else tuple(p.passage_id for p in b) for b in blocks]
-    margins, statement_p = _judged(parts, texts, [q.atom for q in queries], config)
+    atoms = [q.atom for q in queries]
+    if with_sentence == texts:
+        margins, statement_p = _judged(parts, texts, atoms, config)
+    else:  # one call, so that a page is read once for both kinds of prompt
+        n = len(queries)
+        margins = statement_p = np.full(n, np.nan)
+        judged = (with_sentence if margin else []) + (texts if joint_np else [])
+        values, probabilities = _judged(
+            parts, judged, atoms * (len(judged) // n), config, with_sentences=True
+        )
+        if margin:
+            margins = values[:n]
+        if joint_np:
+            statement_p = probabilities[-n:]
     coverage_values = np.asarray(coverage, float) if with_coverage else None
     return margins, statement_p, coverage_values, evidence, block_ids
 

@@ -23,6 +23,8 @@ PLAIN_ANSWER = "\nAnswer:"
 INSTRUCTION = "Decide whether a statement about {topic} is supported by the passages below."
 NO_CONTEXT_INSTRUCTION = "Decide whether this statement about {topic} is true."
 STATEMENT = "Statement: "  # where a prompt stops being shared by the facts of a page
+# The line that gives a fact's sentence as context (``fact_context="sentence"``).
+SENTENCE = "The statement below comes from this sentence (context, not evidence): "
 
 
 def passage_block(title: str, text: str) -> str:
@@ -75,15 +77,22 @@ def verification_demos(question: str = DEFAULT_QUESTION) -> str:
 
 def statement_line(atom: str, sentence: str = "", question: str = DEFAULT_QUESTION) -> str:
     """The statement and its question; with the sentence it was taken from as context (for
-    its pronouns and references, not as evidence), written after the statement so that the
-    prompt up to the statement stays the same for every fact of a block."""
-    text = QUESTIONS[question][0]
+    its pronouns and references, not as evidence), on a line of its own before the
+    statement. The facts of one sentence then share the prompt up to their statement: the
+    model reads the sentence once for them (``LocalLM`` evaluates it as a second prefix
+    level after the evidence). The statement's tokens follow a sentence that holds them,
+    so the ``lm-joint`` NP is read from the prompt without it (``signals``)."""
+    line = f"{STATEMENT}{atom.strip()} {QUESTIONS[question][0]}"
     if not sentence.strip():
-        return f"{STATEMENT}{atom.strip()} {text}"
-    return (
-        f"{STATEMENT}{atom.strip()}\n(Taken from this sentence, which is context, not "
-        f'evidence: "{sentence.strip()}")\n{text}'
-    )
+        return line
+    return f'{SENTENCE}"{sentence.strip()}"\n{line}'
+
+
+def sentence_prefix(prompt: str) -> str:
+    """The part of a verification prompt before its fact's sentence (the evidence, shared
+    by every sentence of a page); "" when the prompt holds no sentence line."""
+    cut = prompt.rfind(SENTENCE, 0, prompt.rindex(STATEMENT))
+    return prompt[:cut] if cut >= 0 else ""
 
 
 def retrieve_lm_prompt(
@@ -95,7 +104,7 @@ def retrieve_lm_prompt(
     question: str = DEFAULT_QUESTION,
 ) -> str:
     """passages: (title, text) best first; they are written in reverse, best last. demos:
-    worked examples first; sentence: the fact's sentence after the statement."""
+    worked examples first; sentence: the fact's sentence, before the statement."""
     context = "\n\n".join(passage_block(title, text) for title, text in reversed(passages))
     demos_text = verification_demos(question) if demos else ""
     return (

@@ -7,8 +7,9 @@ the statement's tokens for the joint NP), with llama.cpp's tokenizer at ~70 ms a
 Now a prefix is tokenized once and each prompt's rest alone (where the tokenizer splits
 there exactly), and the statement is found by its tokens' bytes from the prompt's end.
 
-0. ``reads``: the page prefixes a pass reads, as the prompts were ordered before and now
-   (no model);
+0. ``reads``: the page prefixes a pass reads, as the prompts were ordered before and now,
+   and the tokens of the prompts' tails (no model; ``--lever NAME`` counts a prompt
+   lever's prompts instead of the default's);
 1. ``encode``: the real verification prompts of the first N dev topics (all three
    subjects, the tables' round-robin order, page evidence, the coverage rule's settings):
    ids, cuts and statement spans both ways, checked equal, with ms per prompt;
@@ -57,27 +58,29 @@ def log(message: str) -> None:
 
 def record_prompts(args) -> tuple[object, list, list]:
     """The raw LM, the (prompts, prefixes, spans) of each judging call (a stored slice)
-    the estimator makes on the topics' bios, and the (prompts, prefixes) of each chunk it
-    verifies; the LM is not run (a memory-only cache, dummy rows)."""
+    the estimator makes on the topics' bios, and the (prompts, prefixes, outer levels of
+    the prefixes) of each chunk it verifies; the LM is not run (a memory-only cache, dummy
+    rows)."""
     run = tables.Runner(args.index, None, args.data, args.lm, None, "page")
     topics = run.topic_order[args.skip_topics : args.skip_topics + args.topics]
     bios = [b for b in run.bios(args.skip_topics + args.topics) if b.topic in topics]
     settings = {"index": args.index, "lm": args.lm, "cache": None,
                 "use_atomic_facts": True, "gamma": 0, "chunk_bios": 6, "evidence": "page",
-                "verifier": tables.COVERAGE_RULE}  # fmt: skip
+                "verifier": tables.COVERAGE_RULE,
+                **tables.LEVERS.get(args.lever, {})}  # fmt: skip
     estimator = Estimator(build_config(settings))
     cached = estimator.lm()
     raw = cached.lm
     calls, chunks = [], []
     judge = cached.judge
 
-    def chunk_recorder(prompts, prefixes, statements, *rest):
-        chunks.append((list(prompts), list(prefixes)))
-        return judge(prompts, prefixes, statements, *rest)
+    def chunk_recorder(prompts, prefixes, statements, answers=("True", "False"), bases=None):
+        chunks.append((list(prompts), list(prefixes), list(bases or [""] * len(prompts))))
+        return judge(prompts, prefixes, statements, answers, bases)
 
     cached.judge = chunk_recorder
 
-    def recorder(prompts, prefixes, spans, labels=None):
+    def recorder(prompts, prefixes, spans, labels=None, bases=None):
         calls.append((list(prompts), list(prefixes), list(spans)))
         return [(TrueFalse(0.0, 0.0), [], np.zeros(0)) for _ in prompts]
 
@@ -92,12 +95,14 @@ def record_prompts(args) -> tuple[object, list, list]:
 def prefix_reads(raw, chunks, old: bool) -> dict:
     """Prefix reads of a pass, counted without the model: each chunk's distinct prompts
     cut into stored slices of 32 and each slice evaluated in order, as before (slices by
-    ``str`` of (prompt, prefix), ids order within a slice) or as now (both by prefix)."""
+    ``str`` of (prompt, prefix), ids order within a slice) or as now (both by prefix). A
+    prefix with two levels counts its outer one (the page; sentences are counted apart)."""
     from factscore_local.components import SLICE_TRUE_FALSE, _by_prefix
     from factscore_local.lm.base import _prefix_order
 
     held, reads, tokens = None, 0, 0
-    for prompts, prefixes in chunks:
+    for prompts, inner, bases in chunks:
+        prefixes = [b or x for x, b in zip(inner, bases, strict=True)]
         pairs = list(dict.fromkeys(zip(prompts, prefixes, strict=True)))
         pairs.sort(key=str if old else _by_prefix)
         for start in range(0, len(pairs), SLICE_TRUE_FALSE):
@@ -113,13 +118,29 @@ def prefix_reads(raw, chunks, old: bool) -> dict:
 
 
 def section_reads(raw, chunks) -> dict:
-    distinct = {x for _, prefixes in chunks for x in prefixes}
-    tails = sum(len(raw.continuation_ids(p[len(x) :]))
-                for prompts, prefixes in chunks
-                for p, x in dict.fromkeys(zip(prompts, prefixes, strict=True)))  # fmt: skip
-    return {"measure": "reads", "distinct_prefixes": len(distinct),
-            "before": prefix_reads(raw, chunks, old=True),
-            "now": prefix_reads(raw, chunks, old=False), "tail_tokens": tails}  # fmt: skip
+    """Page prefixes read (ordered as before and now), prompts and their tails' tokens;
+    with a lever that gives each fact's sentence (a second prefix level), the sentences'
+    own tokens (each read once) and the tails of the prompts that hold one."""
+    distinct = {x for _, prefixes, _ in chunks for x in prefixes}
+    outer_of = {(p, x): b for prompts, prefixes, bases in chunks
+                for p, x, b in zip(prompts, prefixes, bases, strict=True)}  # fmt: skip
+    tail = {pair: len(raw.continuation_ids(pair[0][len(pair[1]) :])) for pair in outer_of}
+    tails = sum(tail.values())
+    out = {"measure": "reads", "distinct_prefixes": len(distinct),
+           "before": prefix_reads(raw, chunks, old=True),
+           "now": prefix_reads(raw, chunks, old=False), "prompts": len(outer_of),
+           "tail_tokens": tails,
+           "tail_tokens_per_prompt": round(tails / len(outer_of), 1)}  # fmt: skip
+    levels = {(x, b) for (_, x), b in outer_of.items() if b}
+    if levels:
+        with_sentence = [pair for pair, b in outer_of.items() if b]
+        out["sentences"] = len(levels)
+        out["sentence_tokens"] = sum(
+            len(raw.prompt_ids(x)) - len(raw.prompt_ids(b)) for x, b in levels
+        )
+        out["sentence_prompts"] = len(with_sentence)
+        out["sentence_prompt_tail_tokens"] = sum(tail[pair] for pair in with_sentence)
+    return out
 
 
 def fresh(raw) -> None:
@@ -370,6 +391,12 @@ def main() -> None:
     ap.add_argument("--lm", default=None, help="default: the embedded 1.5B GGUF")
     ap.add_argument("--topics", type=int, default=98)
     ap.add_argument("--skip-topics", type=int, default=0, help="start after this many topics")
+    ap.add_argument(
+        "--lever",
+        default=None,
+        choices=sorted(tables.LEVERS),
+        help="record this prompt lever's prompts (reproduce_tables.LEVERS)",
+    )
     ap.add_argument("--judge", type=int, default=96, help="prompts judged both ways (0: none)")
     ap.add_argument("--tails", type=int, default=0, help="prompts with batched tails (0: none)")
     ap.add_argument("--width", type=int, default=8, help="tails decoded at once")
@@ -380,7 +407,7 @@ def main() -> None:
     args = ap.parse_args()
     raw, calls, chunks = record_prompts(args)
     print(json.dumps(section_normaliser(raw)), flush=True)
-    print(json.dumps(section_reads(raw, chunks)), flush=True)
+    print(json.dumps({"lever": args.lever, **section_reads(raw, chunks)}), flush=True)
     if not args.no_encode:
         print(json.dumps(section_encode(raw, calls)), flush=True)
     if args.judge:

@@ -267,3 +267,57 @@ def test_logits_asked_for_some_positions_equal_those_of_every_position(small_lm)
     some = small_lm._tail_logits(ids, 0, n, keep)
     assert every.shape[0] == n and some.shape[0] == len(keep)
     np.testing.assert_allclose(some, every[keep], rtol=0, atol=5e-3)
+
+
+def test_sentences_after_a_shared_page_read_it_once_and_judge_as_alone(small_lm, tmp_path):
+    """Two-level prefixes (a page, then a fact's sentence): prompts of several sentences
+    and plain prompts of one page, judged together, read the page once and each sentence
+    once, and give exactly the values of each prompt judged alone from an empty cache; a
+    page stored by a plain prompt is loaded, not read, for the sentences."""
+    from factscore_local.components import _statement_span
+    from factscore_local.verify_prompt import retrieve_lm_prompt, sentence_prefix
+
+    passages = [("Marie Curie", " ".join([PASSAGE] * 16))]
+    sentences = {
+        "She was born in Warsaw in 1867 and moved to Paris.": ["She was born in Warsaw.",
+                                                               "She moved to Paris."],
+        "She won two Nobel Prizes.": ["She won a Nobel Prize.", "She won two prizes."],
+    }  # fmt: skip
+    cases = [(s, f) for s, facts in sentences.items() for f in facts] + [("", "She was a chef.")]
+    prompts = [small_lm.chat(retrieve_lm_prompt("Marie Curie", f, passages, sentence=s))
+               for s, f in cases]  # fmt: skip
+    prefixes = [p[: p.rindex("Statement: ")] for p in prompts]
+    bases = [sentence_prefix(p) for p in prompts]
+    spans = [_statement_span(p, f) for p, (_, f) in zip(prompts, cases, strict=True)]
+    page = small_lm.prompt_ids(bases[0])
+    assert bases[-1] == "" and bases[0] == bases[2] == prefixes[-1]
+    small_lm.forget()
+    before = small_lm.stats.evaluated_tokens
+    together = small_lm.true_false_with_statement(prompts, prefixes, spans, bases=bases)
+    evaluated = small_lm.stats.evaluated_tokens - before
+    whole = [small_lm.prompt_ids(p) for p in prompts]
+    heads = {x: len(small_lm.prompt_ids(x)) for x in prefixes}
+    tails = sum(len(ids) - heads[x] for ids, x in zip(whole, prefixes, strict=True))
+    sentence_parts = sum(heads[x] - len(page) for x in set(prefixes[:-1]))
+    assert evaluated == len(page) + sentence_parts + tails
+    for i in (3, 0, 4):
+        small_lm.forget()
+        (alone,) = small_lm.true_false_with_statement(
+            [prompts[i]], [prefixes[i]], [spans[i]], bases=[bases[i]]
+        )
+        assert alone[0] == together[i][0] and alone[1] == together[i][1]
+        np.testing.assert_array_equal(alone[2], together[i][2])
+    small_lm.keep_prefix_states(tmp_path, "small")
+    try:
+        small_lm.forget()
+        small_lm.true_false_with_statement(prompts[-1:], prefixes[-1:], spans[-1:])  # stores
+        small_lm.forget()
+        small_lm._tail_logits(small_lm.prompt_ids("Something else entirely."), 0, 1)
+        before = small_lm.stats.evaluated_tokens
+        again = small_lm.true_false_with_statement(
+            prompts[:2], prefixes[:2], spans[:2], bases=bases[:2]
+        )
+        assert small_lm.stats.evaluated_tokens - before < len(page)
+        assert [a[0] for a in again] == [t[0] for t in together[:2]]
+    finally:
+        small_lm._states = None

@@ -1,8 +1,8 @@
 """The verification prompt's options: worked examples before the evidence, the fact's
-sentence as context after the statement, the question (True or False? / Yes or No?) and
-the format (chat template or plain text). All keep the prompt up to the statement the
+sentence as context between the evidence and the statement, the question (True or False?
+/ Yes or No?) and the format (chat template or plain text). All keep the evidence the
 same for every fact of a block (so the block's KV cache is shared), and keep the
-statement where the joint NP reads it."""
+statement last, where the joint NP reads it."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from factscore_local.config import EvalConfig
 from factscore_local.estimator import Estimator
 from factscore_local.verify_prompt import (
     DEMO_JUDGEMENTS,
+    SENTENCE,
     STATEMENT,
     no_context_prompt,
     retrieve_lm_prompt,
+    sentence_prefix,
     verification_demos,
 )
 from tests.conftest import judged_prompts, require
@@ -41,16 +43,18 @@ def test_demos_come_first_and_are_shared_by_every_fact():
     assert _statement_span(a, "Ann Lee is a chemist.")  # the real statement, not a demo's
 
 
-def test_the_sentence_follows_the_statement_and_leaves_the_prefix_alone():
+def test_the_sentence_comes_between_the_evidence_and_the_statement():
+    """The evidence before the sentence is the plain prompt's shared prefix (read once per
+    page, then once per sentence), and the statement is the prompt's last line."""
     sentence = "She studied in Leeds, where she was born."
     with_sentence = retrieve_lm_prompt(
         "Ann Lee", "She was born in Leeds.", PASSAGES, sentence=sentence
     )
     without = retrieve_lm_prompt("Ann Lee", "She was born in Leeds.", PASSAGES)
-    assert prefix(with_sentence) == prefix(without)
-    tail = with_sentence[with_sentence.rindex(STATEMENT) :]
-    assert tail.index("She was born in Leeds.") < tail.index(sentence)
-    assert tail.endswith("True or False?")
+    assert sentence_prefix(with_sentence) == prefix(without)
+    assert sentence_prefix(without) == ""
+    tail = with_sentence[len(prefix(without)) :]
+    assert tail == f'{SENTENCE}"{sentence}"\n{STATEMENT}She was born in Leeds. True or False?'
     start, end = _statement_span(with_sentence, "She was born in Leeds.")
     assert with_sentence[start + 1 : end] == "She was born in Leeds."
     assert retrieve_lm_prompt("Ann Lee", "x.", PASSAGES, sentence="  ") == retrieve_lm_prompt(
@@ -80,9 +84,10 @@ def test_unknown_prompt_options_are_errors(tmp_path):
 
 @pytest.mark.slow
 def test_levers_reach_the_lm_on_a_real_bio(db_index, tmp_path):
-    """With the small LM on a real labeled bio: every judged prompt holds the examples and
-    its fact's sentence, the human facts get their own sentence, and the margins differ
-    from the plain prompt's (the options change what the model reads)."""
+    """With the small LM on a real labeled bio: every judged prompt holds the examples,
+    each fact is judged once with its own sentence (the margin) and once without (the
+    joint NP, equal to the plain prompt's), and the margins differ from the plain
+    prompt's (the options change what the model reads)."""
     from factscore_local.inputs import Bio
     from factscore_local.model_store import SMALL_LM, installed_path
 
@@ -92,17 +97,21 @@ def test_levers_reach_the_lm_on_a_real_bio(db_index, tmp_path):
     annotations = [s for s in bio.annotations if s.get("human-atomic-facts")][:2]
     one = Bio(line=1, topic=bio.topic, output="x", annotations=annotations,
               has_annotations_key=True, source="ChatGPT.jsonl")  # fmt: skip
-    settings = dict(index=db_index, lm=SMALL_LM, use_atomic_facts=True, chunk_bios=1)
+    settings = dict(index=db_index, lm=SMALL_LM, use_atomic_facts=True, chunk_bios=1,
+                    verifier="retrieve-lm+np")  # fmt: skip
     levers = Estimator(EvalConfig(**settings, verify_demos=True, fact_context="sentence"))
     with judged_prompts(levers.lm().lm) as captured:
         (row,) = levers.run([one], None)
     sentences = {s["text"].strip() for s in annotations}
     assert captured and all(p.count(verification_demos().strip()) == 1 for p in captured)
-    for p in captured:
-        assert any(f'not evidence: "{s}")' in p for s in sentences)
-    assert len(captured) == len({d.atom for d in row.decisions} | {f.atom for f in row.human.facts})
-    (plain_row,) = Estimator(EvalConfig(**settings)).run([one], None)
+    facts = {d.atom for d in row.decisions} | {f.atom for f in row.human.facts}
+    with_sentence = [p for p in captured if SENTENCE in p]
+    assert all(any(f'{SENTENCE}"{s}"' in p for s in sentences) for p in with_sentence)
+    # Margins from the prompts with the sentence, the joint NP from those without it.
+    assert len(with_sentence) == len(facts) == len(captured) - len(with_sentence)
+    (plain_row,) = Estimator(EvalConfig(**settings, verify_demos=True)).run([one], None)
     assert [d.margin for d in plain_row.decisions] != [d.margin for d in row.decisions]
+    assert [d.np for d in plain_row.decisions] == [d.np for d in row.decisions]
 
 
 @pytest.mark.slow

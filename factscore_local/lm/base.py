@@ -11,6 +11,11 @@ tokens are batched (a margin moved by up to ~0.07 with the reuse point), so this
 result depend on the prompt alone: not on the prompts before it, the chunk, the order, or
 whether a run was resumed. Prompts are sorted so that those with the same prefix are
 adjacent, and the prefix is evaluated once for all of them.
+
+A prefix may have two levels: an outer one (a page's evidence), evaluated as above, and
+the rest of the prefix (a fact's sentence) evaluated as one batch after it. Prompts of
+many sentences of a page then read the page once, and a result still depends on the
+prompt and its two cut points alone.
 """
 
 from __future__ import annotations
@@ -148,6 +153,8 @@ class LocalLM(ABC):
         # The prefix held canonically in the backend's cache (see the module docstring); it
         # carries over to the next call (the next slice of sorted prompts).
         self._prefix: list[int] | None = None
+        # Where the held prefix's outer level ends (0: it was evaluated as one level).
+        self._base = 0
         # Token ids of recent shared prefixes, and whether the tokenizer splits exactly after
         # a prefix before a given first word (see ``_encode``): a few pages at a time.
         self._prefix_ids: dict[str, list[int]] = {}
@@ -258,25 +265,41 @@ class LocalLM(ABC):
 
     def forget(self) -> None:
         """After anything else used the backend's cache (generation, a reset)."""
-        self._prefix = None
+        self._prefix, self._base = None, 0
 
     def _canonical_logits(
-        self, ids: list[int], cut: int, n: int, keep: Sequence[int] | None = None
+        self, ids: list[int], cut: int, n: int, keep: Sequence[int] | None = None, base: int = 0
     ) -> np.ndarray:
         """Logits after the last n positions of ids (rows ``keep`` of them, when given):
-        ids[:cut] evaluated from an empty cache (unless the cache holds exactly that,
-        evaluated so), then ids[cut:]."""
+        ids[:cut] evaluated canonically (unless the cache holds exactly that, evaluated so),
+        then ids[cut:]. With 0 < base < cut the prefix has two levels: ids[:base] from an
+        empty cache (or a stored state), then ids[base:cut] as one batch."""
         cut = max(0, min(cut, len(ids) - n))
+        base = base if 0 < base < cut else 0
         evaluated = len(ids) - cut
-        if cut and not (self._prefix == ids[:cut] and self._holds(cut)):
-            if not self._load_prefix(ids[:cut]):
-                self._tail_logits(ids[:cut], 0, 1)
-                self._save_prefix(ids[:cut])
-                evaluated += cut
-            self._prefix = ids[:cut]
+        held = self._prefix
+        if cut and not (held == ids[:cut] and self._base == base and self._holds(cut)):
+            outer = base or cut
+            # The outer level is held where the cache holds it evaluated from empty: alone,
+            # or as the outer level of another sentence's prefix.
+            outer_held = (
+                held is not None
+                and held[:outer] == ids[:outer]
+                and (len(held) == outer and self._base == 0 or self._base == outer)
+                and self._holds(outer)
+            )
+            if not outer_held and not self._load_prefix(ids[:outer]):
+                self._tail_logits(ids[:outer], 0, 1)
+                self._save_prefix(ids[:outer])
+                evaluated += outer
+            if base:
+                self._tail_logits(ids[:cut], base, 1)
+                evaluated += cut - base
+            self._prefix, self._base = ids[:cut], base
         logits = self._tail_logits(ids, cut, n, keep)
         if not cut:
-            self._prefix = None  # evaluated in one go with the rest: not a reusable prefix
+            # evaluated in one go with the rest: not a reusable prefix
+            self._prefix, self._base = None, 0
         self.stats.prompt_tokens += len(ids)
         self.stats.evaluated_tokens += evaluated
         return logits
@@ -329,19 +352,22 @@ class LocalLM(ABC):
         prefixes: list[str],
         spans: list[tuple[int, int]],
         labels: tuple[Sequence[str], Sequence[str]] = (TRUE_WORDS, FALSE_WORDS),
+        bases: list[str] | None = None,
     ) -> list[tuple[TrueFalse, list[int], np.ndarray]]:
         """``true_false`` plus, from the same forward pass, log P(token | everything before
         it) for each token of the statement that prompt i holds at characters spans[i].
         Returns (label logits, the statement's token ids, their log-probabilities); the
         last two are empty when the statement's tokens cannot be told apart (a tokenizer
         that merges them with their neighbours, a prompt cut to fit the context). ``labels``:
-        the words of the positive and the negative answer (e.g. Yes / No).
+        the words of the positive and the negative answer (e.g. Yes / No). ``bases``: the
+        outer level of each prefix ("" for none; see the module docstring).
 
         Everything after the shared prefix is evaluated as one batch (logits at the
         statement's positions and the last), so the label logits do not depend on where
         the statement starts."""
         true_ids, false_ids = self.choice_ids(labels)
         encoded, cuts = self._encode(prompts, prefixes)
+        outer = self._outer_cuts(encoded, bases)
         out: list = [None] * len(prompts)
         for i in _prefix_order(encoded, prefixes):
             ids, cut = encoded[i], cuts[i]
@@ -351,7 +377,8 @@ class LocalLM(ABC):
             first = cut if cut > 0 else (a - 1 if found else len(ids) - 1)
             n = len(ids) - first
             keep = (list(range(a - 1 - first, b - 1 - first)) if found else []) + [n - 1]
-            logits = np.asarray(self._canonical_logits(ids, first, n, keep), dtype=np.float64)
+            base = outer[i] if cut > 0 else 0
+            logits = np.asarray(self._canonical_logits(ids, first, n, keep, base), dtype=np.float64)
             self.stats.prompts += 1
             last = logits[-1]
             verdict = TrueFalse(float(max(last[t] for t in true_ids)),
@@ -365,6 +392,15 @@ class LocalLM(ABC):
             rows, gold = logits[:-1], ids[a:b]
             out[i] = (verdict, gold, rows[np.arange(len(gold)), gold] - log_normaliser(rows))
         return out
+
+    def _outer_cuts(self, encoded: list[list[int]], bases: list[str] | None) -> list[int]:
+        """Where each prompt's outer prefix level ends in its ids (0: none, or where its
+        ids do not start with the outer part's own)."""
+        cuts = []
+        for ids, base in zip(encoded, bases or [""] * len(encoded), strict=True):
+            head = self._ids_of_prefix(base) if base else []
+            cuts.append(len(head) if head and ids[: len(head)] == head else 0)
+        return cuts
 
     def _token_span(self, prompt: str, ids: list[int], span: tuple[int, int]) -> tuple[int, int]:
         """Token positions [a, b) of prompt[span[0]:span[1]] in ids; (0, 0) when a token
