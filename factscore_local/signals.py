@@ -189,7 +189,7 @@ def retrieved_margins(
     and the statement probability from those that do not (when ``joint_np``): after its
     sentence a statement's tokens are near certain. An array not asked for is NaN."""
     lm = parts.lm.get()
-    question = config.verify_question
+    question, demos = config.verify_question, config.verify_demos
     hits = _own_passages(queries, parts, config.k, config.retrieval)
     token_len = passage_token_counter(lm.lm.tokenize)
     blocks = _judged_on(queries, hits, parts, config, token_len)
@@ -218,27 +218,26 @@ def retrieved_margins(
             if ids not in block_words:
                 block_words[ids] = words_of((p.title, p.text) for p in own)
             coverage.append(lexical_coverage(q.atom, q.topic, block_words[ids]))
+        sentence = q.sentence.strip() if q.topic and config.fact_context == "sentence" else ""
         if q.topic:
-            demos = config.verify_demos
             texts.append(retrieve_lm_prompt(q.topic, q.atom, pairs, demos, "", question))
-            sentence = q.sentence if config.fact_context == "sentence" else ""
-            with_sentence.append(
-                retrieve_lm_prompt(q.topic, q.atom, pairs, demos, sentence, question)
-            )
         else:
             texts.append(open_prompt(q.atom, pairs, question))
-            with_sentence.append(texts[-1])
+        with_sentence.append(
+            retrieve_lm_prompt(q.topic, q.atom, pairs, demos, sentence, question)
+            if sentence
+            else texts[-1]
+        )
     block_ids = [None if b is None else tuple(p.passage_id for p in b) for b in blocks]
     atoms = [q.atom for q in queries]
-    if with_sentence == texts:
+    if all(a is b for a, b in zip(with_sentence, texts, strict=True)):
         margins, statement_p = _judged(parts, texts, atoms, config)
     else:  # one call, so that a page is read once for both kinds of prompt
         n = len(queries)
         margins = statement_p = np.full(n, np.nan)
         judged = (with_sentence if margin else []) + (texts if joint_np else [])
-        values, probabilities = _judged(
-            parts, judged, atoms * (len(judged) // n), config, with_sentences=True
-        )
+        judged_atoms = (atoms if margin else []) + (atoms if joint_np else [])
+        values, probabilities = _judged(parts, judged, judged_atoms, config, with_sentences=True)
         if margin:
             margins = values[:n]
         if joint_np:

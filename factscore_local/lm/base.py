@@ -103,8 +103,11 @@ def _compiled_template(template: str):
 
 
 def _remembered(memo: dict, key, limit: int, compute):
-    """memo[key], computed on first use; the oldest entry goes once memo holds ``limit``."""
-    if key not in memo:
+    """memo[key], computed on first use; the least recently used entry goes once memo
+    holds ``limit`` (a page's ids stay while its sentences' prefixes come and go)."""
+    if key in memo:
+        memo[key] = memo.pop(key)  # now the most recent
+    else:
         if len(memo) >= limit:
             memo.pop(next(iter(memo)))
         memo[key] = compute()
