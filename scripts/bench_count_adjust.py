@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -71,18 +72,29 @@ def features(signals: dict[str, np.ndarray], rule: Verifier) -> np.ndarray:
     return np.column_stack([FEATURES[f](signals) for f in rule.features])
 
 
-def estimates(
-    train: dict[str, SubjectFacts], test: SubjectFacts, rule: Verifier
-) -> dict[str, np.ndarray]:
-    """Each method's per-bio scores of the held-out facts, the rule fitted on ``train``."""
+@dataclass
+class Fitted:
+    """What one fold's fitting facts give: the rule's thresholds, its error rates there, and
+    the logistic model behind it."""
+
+    thresholds: Thresholds
+    tpr: float
+    fpr: float
+    model: object
+
+
+def fitted(train: dict[str, SubjectFacts], rule: Verifier) -> Fitted:
     t = settings_thresholds(fit(train, rule, "er"))
-    count = per_bio(test, rule.decide(test.signals, t, len(test.bio)).astype(float))
-    tpr, fpr = error_rates(train, rule, t)
-    model = probability_model(train, rule)
+    return Fitted(t, *error_rates(train, rule, t), probability_model(train, rule))
+
+
+def estimates(f: Fitted, test: SubjectFacts, rule: Verifier) -> dict[str, np.ndarray]:
+    """Each method's per-bio scores of the held-out facts."""
+    count = per_bio(test, rule.decide(test.signals, f.thresholds, len(test.bio)).astype(float))
     return {
         METHODS[0]: count,
-        METHODS[1]: np.clip((count - fpr) / (tpr - fpr), 0.0, 1.0),
-        METHODS[2]: per_bio(test, model.predict_proba(features(test.signals, rule))[:, 1]),
+        METHODS[1]: np.clip((count - f.fpr) / (f.tpr - f.fpr), 0.0, 1.0),
+        METHODS[2]: per_bio(test, f.model.predict_proba(features(test.signals, rule))[:, 1]),
     }
 
 
@@ -90,10 +102,11 @@ def report(rows: list, leave_subject_out: bool) -> None:
     rule = rule_with(())
     signed: dict[str, dict[tuple[int, str], tuple[float, int]]] = {m: {} for m in METHODS}
     for half, train, test in folds(rows, leave_subject_out):
+        fold = fitted(train, rule)
         for subject, facts in test.items():
             if not facts.n_bios:
                 continue
-            for method, scores in estimates(train, facts, rule).items():
+            for method, scores in estimates(fold, facts, rule).items():
                 signed[method][(half, subject)] = (
                     100 * (float(scores.mean()) - facts.human_score),
                     facts.n_bios,
