@@ -235,6 +235,23 @@ def length_within_subjects(rows: list[BioRow]) -> str:
             "(human - estimated) FActScore: " + ", ".join(lines))  # fmt: skip
 
 
+def coverage_by_label(rows: list[BioRow]) -> str:
+    """Mean lexical coverage of the human facts by their top-k, per subject and label: does
+    the dev DB (built from the passages retrieved for ChatGPT's facts) hold less evidence
+    for the other subjects' supported facts?"""
+    parts = []
+    for subject in SUBJECTS:
+        by_label: dict[str, list[float]] = {}
+        for row in rows:
+            if subject_name(row.source) == subject:
+                for fact in row.human.facts:
+                    by_label.setdefault(fact.label, []).append(fact.coverage or 0.0)
+        cells = [f"{label} {np.mean(by_label[label]):.3f} ({len(by_label[label])})"
+                 for label in ("S", "NS", "IR") if label in by_label]  # fmt: skip
+        parts.append(f"{subject} " + ", ".join(cells))
+    return "Mean coverage of the human facts by label (facts): " + "; ".join(parts)
+
+
 def human_fact_aucs(rows: list[BioRow], signals: tuple[str, ...]) -> str:
     """AUC of each signal for telling the human facts labeled S from the others."""
     from sklearn.metrics import roc_auc_score
@@ -276,6 +293,7 @@ def main() -> None:
         FEATURES.setdefault("similarity", lambda s: s["similarity"])
     print(f"{len(rows)} bios of {topics} topics\n")
     print(length_within_subjects(rows) + "\n")
+    print(coverage_by_label(rows) + "\n")
     settings = [("the default rule's (" + ", ".join(COVERAGE_RULE_FEATURES) + ")", ())]
     settings += [(f"+ {c}", (c,)) for c in CANDIDATES]
     settings += [("+ all four", CANDIDATES)]
