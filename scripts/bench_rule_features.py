@@ -17,11 +17,12 @@ LM, an ensemble of prompts); with ``--similarity INDEX``, the fact's highest Min
 similarity to a sentence of its top-k passages (read from INDEX; a semantic cousin of the
 lexical coverage, ~6 min on 2 cores).
 
-Prints ER and micro-F1 per subject (ER over the bios where both the humans and the
-estimate respond) and the mean ER and F1 on each topic half (a default changes only if it
-wins both). ``--leave-subject-out`` also holds the subject out of the fit (each subject's
-half decided by a rule fitted on the other half's other two subjects): how a rule carries
-over to a subject LM it was not fitted on.
+Prints, first, the human facts' mean coverage per subject and label (is any subject's
+evidence thinner in the dev DB?), then ER and micro-F1 per subject (ER over the bios
+where both the humans and the estimate respond) and the mean ER and F1 on each topic
+half (a default changes only if it wins both). ``--leave-subject-out`` also holds the
+subject out of the fit (each subject's half decided by a rule fitted on the other half's
+other two subjects): how a rule carries over to a subject LM it was not fitted on.
 """
 
 from __future__ import annotations
