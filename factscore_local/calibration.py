@@ -117,10 +117,14 @@ def estimated_score(s: SubjectFacts, verifier: str | Verifier, thresholds: Thres
     if s.n_bios == 0:
         return float("nan")
     supported = _as_verifier(verifier).decide(s.signals, thresholds, len(s.bio))
-    per_bio = np.bincount(s.bio, weights=supported, minlength=s.n_bios) / np.bincount(
+    return float(per_bio_means(s, supported).mean())
+
+
+def per_bio_means(s: SubjectFacts, values: np.ndarray) -> np.ndarray:
+    """The mean of a per-fact value (of the estimate's facts) over each bio's facts."""
+    return np.bincount(s.bio, weights=values, minlength=s.n_bios) / np.bincount(
         s.bio, minlength=s.n_bios
     )
-    return float(per_bio.mean())
 
 
 def not_supported_counts(
@@ -225,20 +229,28 @@ def _best(
     }
 
 
+def rule_features(signals: dict[str, np.ndarray], verifier: Verifier) -> np.ndarray:
+    """A fitted rule's feature matrix (one row per fact) from recorded signals."""
+    return np.column_stack([FEATURES[f](signals) for f in verifier.features])
+
+
+def fit_logistic(items: list[SubjectFacts], verifier: Verifier):
+    """The logistic regression a fitted rule starts from: the human labels (S against the
+    rest) on the rule's features of the human facts."""
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.concatenate([rule_features(s.h_signals, verifier) for s in items])
+    supported = ~np.concatenate([s.h_label for s in items])
+    if len(set(supported)) < 2:
+        raise ValueError("fitting a rule needs human facts of both kinds (S and not S)")
+    return LogisticRegression(C=1.0, max_iter=1000).fit(x, supported)
+
+
 def _fit_rule(
     items: list[SubjectFacts], verifier: Verifier, objective: str, defaults: Thresholds
 ) -> dict:
     """A fitted rule's weights (logistic regression on the human facts), then its cutoff."""
-    from sklearn.linear_model import LogisticRegression
-
-    def features(signals: dict[str, np.ndarray]) -> np.ndarray:
-        return np.column_stack([FEATURES[f](signals) for f in verifier.features])
-
-    x = np.concatenate([features(s.h_signals) for s in items])
-    supported = ~np.concatenate([s.h_label for s in items])
-    if len(set(supported)) < 2:
-        raise ValueError("fitting a rule needs human facts of both kinds (S and not S)")
-    model = LogisticRegression(C=1.0, max_iter=1000).fit(x, supported)
+    model = fit_logistic(items, verifier)
     weights = np.concatenate([model.intercept_, model.coef_[0]])
     # Cutoffs on the log-odds: quantiles of every fact's score, 0 (probability 0.5) and
     # below everything; each folded into the bias.

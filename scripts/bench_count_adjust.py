@@ -36,18 +36,18 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_rule_features import SUBJECTS, folds, rule_with  # noqa: E402
 
-from factscore_local.calibration import SubjectFacts, fit, settings_thresholds  # noqa: E402
+from factscore_local.calibration import (  # noqa: E402
+    SubjectFacts,
+    fit,
+    fit_logistic,
+    per_bio_means,
+    rule_features,
+    settings_thresholds,
+)
 from factscore_local.report_data import read_rows  # noqa: E402
-from factscore_local.verifiers import FEATURES, Thresholds, Verifier  # noqa: E402
+from factscore_local.verifiers import Thresholds, Verifier  # noqa: E402
 
 METHODS = ("count (shipped)", "adjusted count", "probability average")
-
-
-def per_bio(facts: SubjectFacts, values: np.ndarray) -> np.ndarray:
-    """The mean of ``values`` over each bio's facts."""
-    return np.bincount(facts.bio, weights=values, minlength=facts.n_bios) / np.bincount(
-        facts.bio, minlength=facts.n_bios
-    )
 
 
 def error_rates(
@@ -57,19 +57,6 @@ def error_rates(
     supported = ~np.concatenate([s.h_label for s in train.values()])
     accepted = np.concatenate([rule.decide(s.h_signals, t, len(s.h_label)) for s in train.values()])
     return float(accepted[supported].mean()), float(accepted[~supported].mean())
-
-
-def probability_model(train: dict[str, SubjectFacts], rule: Verifier):
-    """The logistic regression ``calibration.fit`` starts from (S against the rest)."""
-    from sklearn.linear_model import LogisticRegression
-
-    x = np.concatenate([features(s.h_signals, rule) for s in train.values()])
-    supported = ~np.concatenate([s.h_label for s in train.values()])
-    return LogisticRegression(C=1.0, max_iter=1000).fit(x, supported)
-
-
-def features(signals: dict[str, np.ndarray], rule: Verifier) -> np.ndarray:
-    return np.column_stack([FEATURES[f](signals) for f in rule.features])
 
 
 @dataclass
@@ -85,16 +72,20 @@ class Fitted:
 
 def fitted(train: dict[str, SubjectFacts], rule: Verifier) -> Fitted:
     t = settings_thresholds(fit(train, rule, "er"))
-    return Fitted(t, *error_rates(train, rule, t), probability_model(train, rule))
+    return Fitted(t, *error_rates(train, rule, t), fit_logistic(list(train.values()), rule))
 
 
 def estimates(f: Fitted, test: SubjectFacts, rule: Verifier) -> dict[str, np.ndarray]:
     """Each method's per-bio scores of the held-out facts."""
-    count = per_bio(test, rule.decide(test.signals, f.thresholds, len(test.bio)).astype(float))
+    count = per_bio_means(
+        test, rule.decide(test.signals, f.thresholds, len(test.bio)).astype(float)
+    )
     return {
         METHODS[0]: count,
         METHODS[1]: np.clip((count - f.fpr) / (f.tpr - f.fpr), 0.0, 1.0),
-        METHODS[2]: per_bio(test, f.model.predict_proba(features(test.signals, rule))[:, 1]),
+        METHODS[2]: per_bio_means(
+            test, f.model.predict_proba(rule_features(test.signals, rule))[:, 1]
+        ),
     }
 
 
