@@ -830,13 +830,13 @@ def section_levers(report: dict, run: Runner, main_rows: list[BioRow], args) -> 
                 verifier,
                 args.objective,
                 args.np_model,
-                halves=verifier == COVERAGE_RULE,
+                halves=True,
             )
     report["levers"] = out
     print(f"## Prompt levers (first {args.topics} dev topics, all three subjects)\n\n"
           + "AUC of the margin: " + ", ".join(f"{n} {o['auc_margin']}" for n, o in out.items())
           + "\n\n" + md_results(table) + "\n\n" + md_intervals(table) + "\n\n"
-          + md_halves(out, COVERAGE_RULE) + "\n")  # fmt: skip
+          + md_halves(out, COVERAGE_RULE) + "\n\n" + md_levers_summary(out) + "\n")  # fmt: skip
 
 
 def md_halves(out: dict, verifier: str) -> str:
@@ -852,6 +852,47 @@ def md_halves(out: dict, verifier: str) -> str:
         won = "yes" if wins_on_both_halves(halves, base) else "no"
         won = "" if name == "default prompt" else won
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {won} |")
+    return "\n".join(lines)
+
+
+# Issue 10's summary: the decision rules under the default prompt, then each prompt lever
+# under the default rule. (label, prompt, verifier)
+SUMMARY_ROWS = [
+    ("margin alone, fitted threshold", "default prompt", "retrieve-lm"),
+    ("margin AND NP, fitted thresholds", "default prompt", "retrieve-lm+np"),
+    ("logistic rule: margin, NP", "default prompt", "retrieve-lm+np-fitted"),
+    ("**default**: logistic rule + coverage", "default prompt", COVERAGE_RULE),
+]
+
+
+def md_levers_summary(out: dict) -> str:
+    """One table of every lever, cross-fitted: ER and F1 with 95% intervals per subject,
+    each topic half's means, the margin's AUC, and whether it beats the default on both
+    halves (the default: the coverage rule with the default prompt)."""
+    rows = SUMMARY_ROWS + [(f"prompt: {name}", name, COVERAGE_RULE)
+                           for name in out if name != "default prompt"]  # fmt: skip
+    base = out["default prompt"][COVERAGE_RULE]["halves"]
+    lines = ["Every lever, cross-fitted (ER [95%] · F1 [95%]):\n",
+             "| lever | " + " | ".join(SUBJECTS) + " | half 0: ER · F1 | half 1: ER · F1 "
+             "| AUC of the margin | beats the default on both halves |",
+             "|---" * (len(SUBJECTS) + 5) + "|"]  # fmt: skip
+    for label, prompt, verifier in rows:
+        o = out[prompt][verifier]
+        cells = []
+        for s in SUBJECTS:
+            r = o["calibrated"]["subjects"].get(s)
+            if r is None:
+                cells.append("")
+                continue
+            er, f1 = r["error_rate_ci95"], r["f1_micro_ci95"]
+            cells.append(f"{r['error_rate']:.1f} [{er[0]:.1f}, {er[1]:.1f}] · "
+                         f"{r['f1_micro']:.1f} [{f1[0]:.1f}, {f1[1]:.1f}]")  # fmt: skip
+        halves = o["halves"]
+        cells += [f"{halves[h][0]:.1f} · {halves[h][1]:.1f}" if h in halves else "" for h in (0, 1)]
+        cells.append(f"{out[prompt]['auc_margin']:.4f}")
+        is_base = prompt == "default prompt" and verifier == COVERAGE_RULE
+        cells.append("" if is_base else "yes" if wins_on_both_halves(halves, base) else "no")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
