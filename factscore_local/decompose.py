@@ -38,6 +38,7 @@ __all__ = [
     "DemoSelector",
     "FactLM",
     "build_prompt",
+    "cut_off_fact",
     "detect_entities",
     "forced_empty",
     "load_demos",
@@ -158,9 +159,13 @@ _BULLET_RE = re.compile(r"^(?:(?:[-*\u2022](?:\s+|$))+|\d{1,3}[.)]\s+)")
 _CLOSERS = "\"'\u201d\u2019"
 
 
+def _ends_sentence(fact: str) -> bool:
+    return fact.rstrip(_CLOSERS).endswith((".", "!", "?"))
+
+
 def _terminate(fact: str) -> str:
     # Add a full stop unless the fact already ends a sentence (possibly inside quotes).
-    return fact if fact.rstrip(_CLOSERS).endswith((".", "!", "?")) else fact + "."
+    return fact if _ends_sentence(fact) else fact + "."
 
 
 def parse_facts(output: str) -> list[str]:
@@ -172,8 +177,28 @@ def parse_facts(output: str) -> list[str]:
     first bullet (a chat-style preamble) are ignored, the list ends at the first blank or
     non-bullet line after a bullet (so a new instruction or commentary is not glued onto
     the last fact), and every fact, not only the last, gets a final "." when it lacks
-    closing punctuation.
+    closing punctuation. But when every other fact of the list ends a sentence and the
+    last does not, the LM was cut off mid-fact by the token limit ("- Itote went on"): that
+    last fact is dropped, since it is not a statement (on the dev bios' own decomposition
+    every such list had run to the limit, often in a repetition loop; BENCHMARKS.md).
     """
+    facts = _bullets(output)
+    if cut_off_fact(output) is not None:
+        facts.pop()
+    return [_terminate(f) for f in facts]
+
+
+def cut_off_fact(output: str) -> str | None:
+    """The last fact of an LM completion when the LM was cut off in the middle of it: it
+    does not end a sentence while every other fact of the list does. None otherwise."""
+    facts = _bullets(output)
+    if len(facts) > 1 and not _ends_sentence(facts[-1]) and all(map(_ends_sentence, facts[:-1])):
+        return facts[-1]
+    return None
+
+
+def _bullets(output: str) -> list[str]:
+    """The text of each bullet of the first bullet list, as written."""
     facts: list[str] = []
     started = False
     for line in output.splitlines():
@@ -186,7 +211,7 @@ def parse_facts(output: str) -> list[str]:
         started = True
         fact = stripped[match.end() :].strip()
         if fact:
-            facts.append(_terminate(fact))
+            facts.append(fact)
     return facts
 
 

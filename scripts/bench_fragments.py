@@ -8,7 +8,8 @@
   facts are printed to be read.
 - With ``--own-topics N``: the project's own decomposition (the embedded LM, cached) of
   the first N dev topics' bios, all three subjects, with the filter off: the share of its
-  facts that are fragments, by kind.
+  facts that are fragments, by kind, and of its outputs whose last fact the LM left
+  unfinished at the token limit (the parser drops those facts before the filter).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from factscore_local.decompose import cut_off_fact, parse_facts  # noqa: E402
 from factscore_local.fragments import fragment_reasons  # noqa: E402
 
 SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")
@@ -48,6 +50,13 @@ def own_facts(data: Path, index: Path, cache: Path | None, n_topics: int):
     estimator = Estimator(build_config({"index": index, "cache": cache}))
     decomposer = estimator.components.decomposer.get()
     decomposer.drop_fragments = False  # measure what the filter would see
+    outputs: list[str] = []
+
+    def parser(output: str) -> list[str]:  # the decomposer's own, recording every output
+        outputs.append(output)
+        return parse_facts(output)
+
+    decomposer.parser = parser
     topics: list[str] = []
     bios = []
     for subject in SUBJECTS:
@@ -62,6 +71,18 @@ def own_facts(data: Path, index: Path, cache: Path | None, n_topics: int):
         for sent, fs in pairs:
             facts += fs
             sentences += [sent.text] * len(fs)
+    cut = [f for f in map(cut_off_fact, outputs) if f is not None]
+    print(
+        json.dumps(
+            {
+                "own outputs": len(outputs),
+                "last fact cut off (dropped by the parser)": len(cut),
+                "share_pct": round(100 * len(cut) / max(1, len(outputs)), 2),
+            }
+        )
+    )
+    for fact in cut[:20]:
+        print(f"#   cut off: {fact}")
     return facts, sentences, topics
 
 

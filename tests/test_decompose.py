@@ -16,6 +16,7 @@ from factscore_local.decompose import (
     Decomposer,
     DemoSelector,
     build_prompt,
+    cut_off_fact,
     forced_empty,
     load_demos,
     parse_facts,
@@ -150,7 +151,11 @@ def test_default_prompt_uses_own_instruction() -> None:
 @pytest.mark.parametrize(
     ("output", "facts"),
     [
-        ("\n- He is a poet.\n- He lives in Lyon", ["He is a poet.", "He lives in Lyon."]),
+        ("\n- He is a poet\n- He lives in Lyon", ["He is a poet.", "He lives in Lyon."]),
+        # the other facts end a sentence, the last does not: cut off by the token limit
+        ("\n- He is a poet.\n- He lives in Ly", ["He is a poet."]),
+        ("\n- He is a poet.\n- He is a poet.\n- He is a", ["He is a poet.", "He is a poet."]),
+        ("- He lives in Lyon", ["He lives in Lyon."]),
         ("- He played from 1990 - 1995", ["He played from 1990 - 1995."]),
         ("- A\n- B\n\nList each separate fact: x\n- C.", ["A.", "B."]),
         ("- A\n- B\nNote: these are facts.", ["A.", "B."]),
@@ -165,6 +170,13 @@ def test_default_prompt_uses_own_instruction() -> None:
 )
 def test_parse_facts(output: str, facts: list[str]) -> None:
     assert parse_facts(output) == facts
+
+
+def test_cut_off_fact() -> None:
+    assert cut_off_fact("\n- He is a poet.\n- He lives in Ly") == "He lives in Ly"
+    assert cut_off_fact("\n- He is a poet.\n- He lives in Lyon.") is None
+    assert cut_off_fact("\n- He is a poet\n- He lives in Lyon") is None  # no full stops at all
+    assert cut_off_fact("- He lives in Ly") is None  # one fact: nothing to compare with
 
 
 def test_parse_facts_reference() -> None:
