@@ -180,12 +180,15 @@ def parse_facts(output: str) -> list[str]:
     closing punctuation. But when every other fact of the list ends a sentence and the
     last does not, the LM was cut off mid-fact by the token limit ("- Itote went on"): that
     last fact is dropped, since it is not a statement (on the dev bios' own decomposition
-    every such list had run to the limit, often in a repetition loop; BENCHMARKS.md).
+    every such list had run to the limit, often in a repetition loop; BENCHMARKS.md). And
+    a fact the list repeats is kept once.
     """
     facts = _bullets(output)
     if cut_off_fact(output) is not None:
         facts.pop()
-    return [_terminate(f) for f in facts]
+    # A fact repeated in one list (a small LM's greedy loop) is kept once: else each copy
+    # would be verified and counted.
+    return list(dict.fromkeys(_terminate(f) for f in facts))
 
 
 def cut_off_fact(output: str) -> str | None:
