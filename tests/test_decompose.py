@@ -155,7 +155,10 @@ def test_default_prompt_uses_own_instruction() -> None:
         # the other facts end a sentence, the last does not: cut off by the token limit
         ("\n- He is a poet.\n- He lives in Ly", ["He is a poet."]),
         # a loop: the repeats kept once, the unfinished last one dropped
-        ("\n- He is a poet.\n- He is a poet.\n- He is tall.\n- He is a", ["He is a poet.", "He is tall."]),
+        (
+            "\n- He is a poet.\n- He is a poet.\n- He is tall.\n- He is a",
+            ["He is a poet.", "He is tall."],
+        ),
         ("- He lives in Lyon", ["He lives in Lyon."]),
         ("- He played from 1990 - 1995", ["He played from 1990 - 1995."]),
         ("- A\n- B\n\nList each separate fact: x\n- C.", ["A.", "B."]),
