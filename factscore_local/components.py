@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from factscore_local.cache import ResultCache, cached_batch, content_sha256, key_of
 from factscore_local.config import JOINT_NP, EvalConfig
-from factscore_local.lm.base import answer_words
+from factscore_local.lm.base import answer_words, cut_loop
 from factscore_local.progress import Progress
 
 T = TypeVar("T")
@@ -70,16 +70,21 @@ class CachedLM:
 
     def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
         keys = [key_of("gen", self.model_id, p, max_new_tokens, stop) for p in prompts]
-        return cached_batch(
-            self.cache,
-            "generate",
-            keys,
-            prompts,
-            lambda part: self.lm.generate(part, max_new_tokens, stop),
-            SLICE_GENERATE,
-            order=str,
-            progress=self.progress,
-        )
+        # A result cached before generation stopped at greedy loops is cut as the backends
+        # cut theirs now (the same text either way).
+        return [
+            cut_loop(text)
+            for text in cached_batch(
+                self.cache,
+                "generate",
+                keys,
+                prompts,
+                lambda part: self.lm.generate(part, max_new_tokens, stop),
+                SLICE_GENERATE,
+                order=str,
+                progress=self.progress,
+            )
+        ]
 
     def true_false(
         self, prompts: list[str], prefixes: list[str] | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from factscore_local.lm import load_lm
+from factscore_local.lm.base import cut_at_stop, loop_end
 from factscore_local.lm.llama_parallel import ParallelGenerator
 from factscore_local.model_store import SMALL_LM, installed_path
 
@@ -64,3 +65,16 @@ def test_generation_leaves_the_verification_cache_alone(small_lm):
     first = small_lm.true_false([prompt])[0]
     small_lm.generate(prompts()[:2], 4, ["\n"])
     assert small_lm.true_false([prompt])[0] == first
+
+
+def test_generation_stops_at_a_loop_with_the_output_a_full_run_cuts_to(small_lm):
+    prompt = "Write the line below again and again, one per line.\nThe sky is blue.\n"
+    before = small_lm.stats.generated_tokens
+    out = small_lm.generate([prompt], 96, [])[0]
+    spent = small_lm.stats.generated_tokens - before
+    # The unstopped greedy run (llama.cpp's own completion) cut the same way.
+    full = small_lm.llm.create_completion(prompt, max_tokens=96, temperature=0.0, top_k=1)
+    full_text = full["choices"][0]["text"]
+    assert loop_end(full_text) is not None, full_text  # the prompt does make it loop
+    assert out == cut_at_stop(full_text, [])
+    assert spent < len(small_lm.tokenize(full_text))  # it stopped early

@@ -9,7 +9,9 @@ their common prefix (the instruction and demonstrations), which is evaluated onc
 sequence 0 and copied to each slot; a slot that finishes takes the next prompt.
 
 Greedy as ``create_completion(temperature=0, top_k=1)``: the argmax token, stopping at an
-end-of-generation token, at ``max_new_tokens``, or once a stop string appears. Batching
+end-of-generation token, at ``max_new_tokens``, once a stop string appears, or once a line
+is written for the third time (a greedy loop, ``base.loop_end``: the output is cut there
+anyway, so the rest need not be generated). Batching
 changes llama.cpp's floating-point sums a little, so a rare output can differ from the
 one-at-a-time generation (measured in BENCHMARKS.md); outputs are cached by prompt, so a
 resumed run reuses them.
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from factscore_local.lm.base import common_prefix
+from factscore_local.lm.base import common_prefix, loop_end
 
 
 @dataclass
@@ -145,7 +147,11 @@ class ParallelGenerator:
             if not done:
                 slot.out.append(token)
                 text = detokenize(slot.out)
-                done = len(slot.out) >= slot.limit or any(s in text for s in stop)
+                done = (
+                    len(slot.out) >= slot.limit
+                    or any(s in text for s in stop)
+                    or loop_end(text) is not None
+                )
             if done:
                 results[slot.prompt] = slot.out
                 del slots[seq]
