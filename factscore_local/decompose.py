@@ -184,7 +184,7 @@ def parse_facts(output: str) -> list[str]:
     a fact the list repeats is kept once.
     """
     facts = _bullets(output)
-    if cut_off_fact(output) is not None:
+    if _last_cut_off(facts):
         facts.pop()
     # A fact repeated in one list (a small LM's greedy loop) is kept once: else each copy
     # would be verified and counted.
@@ -195,9 +195,11 @@ def cut_off_fact(output: str) -> str | None:
     """The last fact of an LM completion when the LM was cut off in the middle of it: it
     does not end a sentence while every other fact of the list does. None otherwise."""
     facts = _bullets(output)
-    if len(facts) > 1 and not _ends_sentence(facts[-1]) and all(map(_ends_sentence, facts[:-1])):
-        return facts[-1]
-    return None
+    return facts[-1] if _last_cut_off(facts) else None
+
+
+def _last_cut_off(facts: list[str]) -> bool:
+    return len(facts) > 1 and not _ends_sentence(facts[-1]) and all(map(_ends_sentence, facts[:-1]))
 
 
 def _bullets(output: str) -> list[str]:

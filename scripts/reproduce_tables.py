@@ -436,15 +436,19 @@ def md_intervals(results: list[tuple[str, str, dict]]) -> str:
     for name, thresholds, f in results:
         if thresholds == "-":  # the trivial baselines
             continue
-        cells = []
-        for s in SUBJECTS:
-            r = f["subjects"].get(s)
-            er, f1 = (r or {}).get("error_rate_ci95"), (r or {}).get("f1_micro_ci95")
-            cells.append(f"{r['error_rate']:.1f} [{er[0]:.1f}, {er[1]:.1f}] · {r['f1_micro']:.1f} "
-                         f"[{f1[0]:.1f}, {f1[1]:.1f}]" if er and f1 else "")  # fmt: skip
+        cells = [interval_cell(f["subjects"].get(s)) for s in SUBJECTS]
         short = thresholds.split(":")[0]
         lines.append(f"| {name} | {short} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def interval_cell(r: dict | None) -> str:
+    """'ER [low, high] · F1 [low, high]' of one subject's figures; '' without intervals."""
+    er, f1 = (r or {}).get("error_rate_ci95"), (r or {}).get("f1_micro_ci95")
+    if not (er and f1):
+        return ""
+    return (f"{r['error_rate']:.1f} [{er[0]:.1f}, {er[1]:.1f}] · "
+            f"{r['f1_micro']:.1f} [{f1[0]:.1f}, {f1[1]:.1f}]")  # fmt: skip
 
 
 def thresholds_shown(verifier: str, fitted: list[dict]) -> str:
@@ -878,15 +882,7 @@ def md_levers_summary(out: dict) -> str:
              "|---" * (len(SUBJECTS) + 5) + "|"]  # fmt: skip
     for label, prompt, verifier in rows:
         o = out[prompt][verifier]
-        cells = []
-        for s in SUBJECTS:
-            r = o["calibrated"]["subjects"].get(s)
-            if r is None:
-                cells.append("")
-                continue
-            er, f1 = r["error_rate_ci95"], r["f1_micro_ci95"]
-            cells.append(f"{r['error_rate']:.1f} [{er[0]:.1f}, {er[1]:.1f}] · "
-                         f"{r['f1_micro']:.1f} [{f1[0]:.1f}, {f1[1]:.1f}]")  # fmt: skip
+        cells = [interval_cell(o["calibrated"]["subjects"].get(s)) for s in SUBJECTS]
         halves = o["halves"]
         cells += [f"{halves[h][0]:.1f} · {halves[h][1]:.1f}" if h in halves else "" for h in (0, 1)]
         cells.append(f"{out[prompt]['auc_margin']:.4f}")
