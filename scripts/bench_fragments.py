@@ -20,6 +20,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from tqdm import tqdm
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -67,7 +69,16 @@ def own_facts(data: Path, index: Path, cache: Path | None, n_topics: int):
                 bios.append(bio)
     split = [split_sentences(b.output) for b in bios]
     facts, sentences = [], []
-    for pairs in decomposer.run_split(split):
+    # the bar's postfix counts sentences decomposed (cache hits at once) and their rate
+    bar = tqdm(total=len(bios), unit=" bios", desc="own decomposition", file=sys.stderr)
+    estimator.components.progress.attach(bar)
+    try:
+        decomposed = decomposer.run_split(split)
+    finally:
+        estimator.components.progress.attach(None)
+        bar.update(len(bios))
+        bar.close()
+    for pairs in decomposed:
         for sent, fs in pairs:
             facts += fs
             sentences += [sent.text] * len(fs)
