@@ -183,7 +183,7 @@ def parse_facts(output: str) -> list[str]:
     every such list had run to the limit, often in a repetition loop; BENCHMARKS.md). And
     a fact the list repeats is kept once.
     """
-    facts = _bullets(output)
+    facts = bullet_texts(output)
     if _last_cut_off(facts):
         facts.pop()
     # A fact repeated in one list (a small LM's greedy loop) is kept once: else each copy
@@ -194,7 +194,7 @@ def parse_facts(output: str) -> list[str]:
 def cut_off_fact(output: str) -> str | None:
     """The last fact of an LM completion when the LM was cut off in the middle of it: it
     does not end a sentence while every other fact of the list does. None otherwise."""
-    facts = _bullets(output)
+    facts = bullet_texts(output)
     return facts[-1] if _last_cut_off(facts) else None
 
 
@@ -202,7 +202,7 @@ def _last_cut_off(facts: list[str]) -> bool:
     return len(facts) > 1 and not _ends_sentence(facts[-1]) and all(map(_ends_sentence, facts[:-1]))
 
 
-def _bullets(output: str) -> list[str]:
+def bullet_texts(output: str) -> list[str]:
     """The text of each bullet of the first bullet list, as written."""
     facts: list[str] = []
     started = False

@@ -1,6 +1,6 @@
 """How often facts are fragments (a word cut short, no verb), and what the filter drops.
 
-    python scripts/bench_fragments.py [--own-topics N --index IDX [--cache FILE]]
+    python scripts/bench_fragments.py [--own-topics N --index IDX [--cache FILE] [--sample K]]
 
 - On the dev files' own facts (FActScore's ``model-atomic-facts`` and the human atomic
   facts of every dev bio, all three subjects): what the filter flags. These are written
@@ -9,13 +9,15 @@
 - With ``--own-topics N``: the project's own decomposition (the embedded LM, cached) of
   the first N dev topics' bios, all three subjects, with the filter off: the share of its
   facts that are fragments, by kind, and of its outputs whose last fact the LM left
-  unfinished at the token limit (the parser drops those facts before the filter).
+  unfinished at the token limit (the parser drops those facts before the filter); with
+  ``--sample K``, K of its facts drawn at random, to read for fragments the filter misses.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 from collections import Counter
 from pathlib import Path
@@ -25,7 +27,7 @@ from tqdm import tqdm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from factscore_local.decompose import cut_off_fact, parse_facts  # noqa: E402
+from factscore_local.decompose import bullet_texts, cut_off_fact, parse_facts  # noqa: E402
 from factscore_local.fragments import fragment_reasons  # noqa: E402
 
 SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")
@@ -83,12 +85,16 @@ def own_facts(data: Path, index: Path, cache: Path | None, n_topics: int):
             facts += fs
             sentences += [sent.text] * len(fs)
     cut = [f for f in map(cut_off_fact, outputs) if f is not None]
+    bullets = sum(len(bullet_texts(o)) for o in outputs)
+    kept = sum(len(parse_facts(o)) for o in outputs)
     print(
         json.dumps(
             {
                 "own outputs": len(outputs),
                 "last fact cut off (dropped by the parser)": len(cut),
                 "share_pct": round(100 * len(cut) / max(1, len(outputs)), 2),
+                "bullets": bullets,
+                "repeats (kept once by the parser)": bullets - kept - len(cut),
             }
         )
     )
@@ -115,6 +121,10 @@ def main() -> int:
     ap.add_argument("--index", type=Path, default=None, help="for --own-topics")
     ap.add_argument("--cache", type=Path, default=None, help="model cache for --own-topics")
     ap.add_argument("--show", type=int, default=40, help="flagged facts printed per set")
+    ap.add_argument(
+        "--sample", type=int, default=0, help="own facts drawn at random and printed, to be read"
+    )
+    ap.add_argument("--seed", type=int, default=0, help="for --sample")
     args = ap.parse_args()
     for kind in ("model-atomic-facts", "human-atomic-facts"):
         report(kind, *given_facts(args.data, kind), args.show)
@@ -124,6 +134,10 @@ def main() -> int:
         facts, sentences, topics = own_facts(args.data, args.index, args.cache, args.own_topics)
         print(f"# own decomposition of {len(topics)} topics: {', '.join(topics)}")
         report("own decomposition", facts, sentences, args.show)
+        # What the filter misses can only be read: a seeded random sample to check by hand.
+        drawn = random.Random(args.seed).sample(range(len(facts)), min(args.sample, len(facts)))
+        for i in sorted(drawn):
+            print(f"# sample {i}: {facts[i]}")
     return 0
 
 
