@@ -78,3 +78,17 @@ def test_generation_stops_at_a_loop_with_the_output_a_full_run_cuts_to(small_lm)
     assert loop_end(full_text) is not None, full_text  # the prompt does make it loop
     assert out == cut_at_stop(full_text, [])
     assert spent < len(small_lm.tokenize(full_text))  # it stopped early
+
+
+def test_without_the_loop_stop_the_generator_runs_on_as_llama_cpp_does(small_lm):
+    prompt = "Write the line below again and again, one per line.\nThe sky is blue.\n"
+    full = small_lm.llm.create_completion(prompt, max_tokens=96, temperature=0.0, top_k=1)
+    gen = ParallelGenerator(small_lm.llm, 2, small_lm.n_ctx)
+    try:
+        ids = [small_lm.prompt_ids(prompt)]
+        stopped = gen.run(ids, 96, [], small_lm._text)[0]
+        unstopped = gen.run(ids, 96, [], small_lm._text, stop_loops=False)[0]
+    finally:
+        gen.close()
+    assert len(stopped) < len(unstopped)
+    assert small_lm._text(unstopped) == full["choices"][0]["text"]

@@ -123,9 +123,11 @@ class ParallelGenerator:
         max_new_tokens: int,
         stop: Sequence[str],
         detokenize,
+        stop_loops: bool = True,
     ) -> list[list[int]]:
         """The generated token ids of each prompt (token ids, BOS included where the model
-        wants it); ``detokenize`` turns ids into text for the stop strings."""
+        wants it); ``detokenize`` turns ids into text for the stop strings. ``stop_loops=False``
+        generates past a greedy loop (to measure what the loop stop saves)."""
         if not prompts:
             return []
         shared = min(len(p) for p in prompts) - 1  # every prompt keeps one token to feed
@@ -150,7 +152,7 @@ class ParallelGenerator:
                 done = (
                     len(slot.out) >= slot.limit
                     or any(s in text for s in stop)
-                    or loop_end(text) is not None
+                    or (stop_loops and loop_end(text) is not None)
                 )
             if done:
                 results[slot.prompt] = slot.out
