@@ -55,10 +55,14 @@ def own_facts(data: Path, index: Path, cache: Path | None, n_topics: int):
     decomposer = estimator.components.decomposer.get()
     decomposer.drop_fragments = False  # measure what the filter would see
     outputs: list[str] = []
+    kept = 0  # facts the parser returned, over every output
 
     def parser(output: str) -> list[str]:  # the decomposer's own, recording every output
+        nonlocal kept
+        facts = parse_facts(output)
         outputs.append(output)
-        return parse_facts(output)
+        kept += len(facts)
+        return facts
 
     decomposer.parser = parser
     topics: list[str] = []
@@ -86,7 +90,6 @@ def own_facts(data: Path, index: Path, cache: Path | None, n_topics: int):
             sentences += [sent.text] * len(fs)
     cut = [f for f in map(cut_off_fact, outputs) if f is not None]
     bullets = sum(len(bullet_texts(o)) for o in outputs)
-    kept = sum(len(parse_facts(o)) for o in outputs)
     print(
         json.dumps(
             {

@@ -86,7 +86,7 @@ def main() -> int:
     ]
     decomposer.run_split([split_sentences(b.output) for b in bios])
     cached = recorder.lm
-    misses = cached.lm.stats.generated_tokens if hasattr(cached.lm, "stats") else 0
+    misses = cached.lm.stats.generated_tokens
     if misses:
         print(f"warning: {misses} tokens were generated: not every output was cached")
     (prompts, outputs, max_new, stop) = recorder.calls[0]
