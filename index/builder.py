@@ -22,17 +22,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from factscore_local.index.chunking import DEFAULT_MAX_TOKENS
+from factscore_local.index.dense import DENSE_INDEX
+from factscore_local.index.lucene import BM25_DIR, build_lucene_index, write_collection
+from factscore_local.index.manifest import MANIFEST, write_manifest
+from factscore_local.index.models import DEFAULT_DENSE
+from factscore_local.index.prepare import Preparer
+from factscore_local.index.sources import Record, check_source, read_source
+from factscore_local.index.store import STORE_NAME, Store
+from factscore_local.index.tokenizer import DEFAULT_TOKENIZER
 from tqdm import tqdm
-
-from index.chunking import DEFAULT_MAX_TOKENS
-from index.dense import DENSE_INDEX
-from index.lucene import BM25_DIR, build_lucene_index, write_collection
-from index.manifest import MANIFEST, write_manifest
-from index.models import DEFAULT_DENSE
-from index.prepare import Preparer
-from index.sources import Record, check_source, read_source
-from index.store import STORE_NAME, Store
-from index.tokenizer import DEFAULT_TOKENIZER
 
 
 class BuildError(Exception):
@@ -395,7 +394,7 @@ def _build_bm25(store: Store, out: Path, opts: BuildOptions) -> None:
 
 
 def _build_dense(store: Store, out: Path, opts: BuildOptions) -> None:
-    from index.dense import (
+    from factscore_local.index.dense import (
         Embedder,
         build_faiss_index,
         last_embedded_id,

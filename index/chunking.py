@@ -8,7 +8,7 @@ stay in the text as literal ``<s>`` and ``</s>``.
 
 from __future__ import annotations
 
-from index.tokenizer import Encoded, PassageTokenizer, clean_up_tokenization
+from factscore_local.index.tokenizer import Encoded, PassageTokenizer, clean_up_tokenization
 
 BOS, EOS = -1, -2  # section markers; they count as one token each, as in FActScore
 MARKER_TEXT = {BOS: "<s>", EOS: "</s>"}

@@ -13,8 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
-
-from index.chunking import strip_markers
+from factscore_local.index.chunking import strip_markers
 
 DENSE_INDEX = "dense.faiss"
 
@@ -26,7 +25,7 @@ def passage_input(title: str, passage: str) -> str:
 
 class Embedder:
     def __init__(self, spec: str) -> None:
-        from index.models import load_sentence_transformer
+        from factscore_local.index.models import load_sentence_transformer
 
         self.spec = spec
         self.model = load_sentence_transformer(spec)

@@ -17,8 +17,8 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from index.chunking import strip_markers
-from index.offline import enforce_offline
+from factscore_local.index.chunking import strip_markers
+from factscore_local.index.offline import enforce_offline
 
 BM25_DIR = "bm25"
 

@@ -33,8 +33,8 @@ def _versions() -> dict:
 
 
 def write_manifest(out: Path, store, source: Path, opts, rss: dict) -> dict:
-    from index.dense import DENSE_INDEX
-    from index.lucene import BM25_DIR
+    from factscore_local.index.dense import DENSE_INDEX
+    from factscore_local.index.lucene import BM25_DIR
 
     counts = store.get_state("counts") or {}
     settings = store.get_state("settings") or {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from index.offline import enforce_offline
+from factscore_local.index.offline import enforce_offline
 
 DEFAULT_DENSE = "minilm"
 

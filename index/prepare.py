@@ -10,8 +10,8 @@ from __future__ import annotations
 import multiprocessing
 from dataclasses import dataclass
 
-from index.chunking import chunk_pages
-from index.tokenizer import PassageTokenizer, load_tokenizer
+from factscore_local.index.chunking import chunk_pages
+from factscore_local.index.tokenizer import PassageTokenizer, load_tokenizer
 
 
 @dataclass
@@ -35,7 +35,7 @@ def _init(tokenizer_spec: str, max_tokens: int) -> None:
 
 
 def prepare_items(items: list[Item]) -> list[Prepared]:
-    from index.wikitext import clean_page
+    from factscore_local.index.wikitext import clean_page
 
     results: list[Prepared] = []
     to_chunk: list[list[str]] = []

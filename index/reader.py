@@ -19,11 +19,10 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-
-from index.chunking import strip_markers
-from index.manifest import read_manifest
-from index.sources import SEPARATOR
-from index.store import STORE_NAME, connect
+from factscore_local.index.chunking import strip_markers
+from factscore_local.index.manifest import read_manifest
+from factscore_local.index.sources import SEPARATOR
+from factscore_local.index.store import STORE_NAME, connect
 
 
 def normalize_title(title: str) -> str:
@@ -247,7 +246,7 @@ class KnowledgeSource:
             raise RuntimeError(f"{self.path} has no BM25 index (built with --no-bm25)")
         with self._lock:
             if self._lucene is None:
-                from index.lucene import LuceneIndex
+                from factscore_local.index.lucene import LuceneIndex
 
                 self._lucene = LuceneIndex(self.path / self.manifest["indexes"]["bm25"])
         hits = self._lucene.search(query, k)
@@ -259,7 +258,7 @@ class KnowledgeSource:
             raise RuntimeError(f"{self.path} has no dense index (built with --dense none)")
         with self._lock:
             if self._faiss is None:
-                from index.dense import load_faiss_index
+                from factscore_local.index.dense import load_faiss_index
 
                 self._faiss = load_faiss_index(self.path / self.manifest["indexes"]["dense"])
         vector = self._embedder().encode([query])
@@ -276,7 +275,7 @@ class KnowledgeSource:
         return model.get("spec") or "minilm"
 
     def _embedder(self, spec: str | None = None):
-        from index.dense import Embedder
+        from factscore_local.index.dense import Embedder
 
         spec = spec or self.dense_spec()
         if spec not in self._embedders:
@@ -285,7 +284,7 @@ class KnowledgeSource:
 
     def _dense_scores(self, query: str, passages: list[Passage]) -> np.ndarray:
         """Embeds the page's passages on first use and caches them in a side store."""
-        from index.dense import load_vectors, passage_input, store_vectors
+        from factscore_local.index.dense import load_vectors, passage_input, store_vectors
 
         embedder = self._embedder()
         spec = embedder.spec
@@ -308,7 +307,7 @@ class KnowledgeSource:
         if not hasattr(self, "_cache_conn"):
             import sqlite3
 
-            from index.store import SCHEMA
+            from factscore_local.index.store import SCHEMA
 
             self._cache_conn = sqlite3.connect(
                 self.path / "dense-cache.db", check_same_thread=False

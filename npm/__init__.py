@@ -1,6 +1,6 @@
 """Nonparametric masked-LM probability (NP), as used by FActScore's ensemble."""
 
-from npm.np_prob import (
+from factscore_local.npm.np_prob import (
     DEFAULT_NP_THRESHOLD,
     DEFAULT_PREFIX,
     NPDetails,
@@ -9,7 +9,7 @@ from npm.np_prob import (
     TokenScore,
     retrieval_probabilities,
 )
-from npm.stopwords import derive_stopword_ids, load_stopword_ids
+from factscore_local.npm.stopwords import derive_stopword_ids, load_stopword_ids
 
 __all__ = [
     "DEFAULT_NP_THRESHOLD",

@@ -18,9 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-
-from index.chunking import strip_markers
-from npm.stopwords import stopword_forms
+from factscore_local.index.chunking import strip_markers
+from factscore_local.npm.stopwords import stopword_forms
 
 LEAD_IN = "A statement that the text above supports:"
 

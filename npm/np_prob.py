@@ -47,9 +47,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from index.offline import enforce_offline
-from npm.stopwords import derive_stopword_ids
+from factscore_local.index.offline import enforce_offline
+from factscore_local.npm.stopwords import derive_stopword_ids
 
 DEFAULT_NP_THRESHOLD = 0.3  # FActScore: supported only if NP > 0.3 (strict), tuned for npm-single
 DEFAULT_PREFIX = "Fact: "

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_rule_features import SUBJECTS, folds, rule_with  # noqa: E402
 
-from factscore_local.calibration import (  # noqa: E402
+from factscore_local.labels.calibration import (  # noqa: E402
     SubjectFacts,
     fit,
     fit_logistic,
@@ -44,8 +44,8 @@ from factscore_local.calibration import (  # noqa: E402
     rule_features,
     settings_thresholds,
 )
-from factscore_local.report_data import read_rows  # noqa: E402
-from factscore_local.verifiers import Thresholds, Verifier  # noqa: E402
+from factscore_local.pipeline.verifiers import Thresholds, Verifier  # noqa: E402
+from factscore_local.report.data import read_rows  # noqa: E402
 
 METHODS = ("count (shipped)", "adjusted count", "probability average")
 

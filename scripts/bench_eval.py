@@ -76,7 +76,7 @@ def load_bios(path: Path, n: int, ks) -> list[tuple[str, dict]]:
 
 def take_facts(bios: list[tuple[str, dict]], m: int) -> list[tuple[str, str, str]]:
     """(title, topic, atom) for the first m model atomic facts, bio by bio, in order."""
-    from factscore_local.labeled import model_facts
+    from factscore_local.labels.labeled import model_facts
 
     items = [
         (title, bio["topic"], atom)
@@ -232,9 +232,9 @@ class Bench:
     def estimator(self, **changes):
         """An estimator on the loaded model with a fresh memory-only cache: nothing comes
         from earlier runs."""
-        from factscore_local.cache import ResultCache
-        from factscore_local.components import build_components
-        from factscore_local.estimator import Estimator
+        from factscore_local.pipeline.estimator import Estimator
+        from factscore_local.runtime.cache import ResultCache
+        from factscore_local.runtime.components import build_components
 
         cfg = dataclasses.replace(self.cfg, **changes)
         parts = build_components(cfg, knowledge=self.ks, cache=ResultCache(None), lm=self.raw)
@@ -242,8 +242,8 @@ class Bench:
 
 
 def section_decompose(b: Bench) -> None:
-    from factscore_local.decompose import load_spacy
     from factscore_local.lm.base import LMStats
+    from factscore_local.pipeline.decompose import load_spacy
 
     est = b.estimator()
     t0 = time.perf_counter()
@@ -487,7 +487,7 @@ def section_np(b: Bench) -> None:
     loaded weights) and the MiniLM encoder with NPM's math. The default, lm-joint, has no
     pass of its own: it is read from the verification pass."""
     from factscore_local.config import DEFAULT_NP_MODEL, default_np_threshold
-    from factscore_local.signals import FactQuery, np_values
+    from factscore_local.pipeline.signals import FactQuery, np_values
 
     m = len(b.items)
     queries = [FactQuery(*item) for item in b.items]
@@ -541,8 +541,8 @@ def facts_by_page_length(ks, path: Path, per_class: int) -> dict[str, list]:
     """Per page-length class, up to per_class model facts of the labeled bios whose page
     falls in it (whole bios in file order, the last one cut), as FactQuery with the bio as
     the group."""
-    from factscore_local.labeled import model_facts
-    from factscore_local.signals import FactQuery
+    from factscore_local.labels.labeled import model_facts
+    from factscore_local.pipeline.signals import FactQuery
 
     out: dict[str, list] = {name: [] for name, _, _ in PAGE_CLASSES}
     with path.open(encoding="utf-8") as f:
@@ -565,9 +565,10 @@ def demo_page_facts(b: Bench, demo_index: Path) -> tuple[object, list]:
     """The demo's index and the facts (decomposed by the loaded LM) of the demo bios whose
     page has more than 20 passages (Einstein's and Lincoln's in the demo excerpt), with the
     bio as the group."""
-    from factscore_local.inputs import read_bios
-    from factscore_local.signals import FactQuery
-    from index.reader import KnowledgeSource
+    from factscore_local.index.reader import KnowledgeSource
+
+    from factscore_local.pipeline.inputs import read_bios
+    from factscore_local.pipeline.signals import FactQuery
 
     ks = KnowledgeSource(demo_index)
     bios = [
@@ -762,10 +763,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    from factscore_local.index.reader import KnowledgeSource
+
     from factscore_local.config import build_config
     from factscore_local.lm import load_lm
     from factscore_local.model_store import resolve_lm
-    from index.reader import KnowledgeSource
 
     cfg = build_config(
         {"index": args.index, "lm": args.lm, "backend": args.backend, "verifier": "retrieve-lm",

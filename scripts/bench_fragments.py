@@ -27,8 +27,8 @@ from tqdm import tqdm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from factscore_local.decompose import bullet_texts, cut_off_fact, parse_facts  # noqa: E402
-from factscore_local.fragments import fragment_reasons  # noqa: E402
+from factscore_local.pipeline.decompose import bullet_texts, cut_off_fact, parse_facts  # noqa: E402
+from factscore_local.pipeline.fragments import fragment_reasons  # noqa: E402
 
 SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")
 
@@ -47,9 +47,9 @@ def given_facts(data: Path, kind: str) -> tuple[list[str], list[str]]:
 def own_facts(data: Path, index: Path, cache: Path | None, n_topics: int):
     """(facts, sentences) of the own decomposition of the first n topics (file order)."""
     from factscore_local.config import build_config
-    from factscore_local.estimator import Estimator
-    from factscore_local.inputs import read_bios
-    from factscore_local.sentences import split_sentences
+    from factscore_local.pipeline.estimator import Estimator
+    from factscore_local.pipeline.inputs import read_bios
+    from factscore_local.pipeline.sentences import split_sentences
 
     estimator = Estimator(build_config({"index": index, "cache": cache}))
     decomposer = estimator.components.decomposer.get()

@@ -31,7 +31,7 @@ LABELED = ROOT.parent / "shared" / "data" / "factscore" / "labeled-dev" / "ChatG
 
 
 def sentences(n: int) -> list[str]:
-    from factscore_local.sentences import split_sentences
+    from factscore_local.pipeline.sentences import split_sentences
 
     out: list[str] = []
     with LABELED.open(encoding="utf-8") as f:
@@ -44,16 +44,20 @@ def sentences(n: int) -> list[str]:
 
 
 def decomposition_prompts(lm, texts: list[str]) -> tuple[list[str], int, list[str]]:
-    from factscore_local.decompose import Decomposer
+    from factscore_local.pipeline.decompose import Decomposer
 
     d = Decomposer(lm)
     return [d.prompt(t) for t in texts], d.max_new_tokens, list(d.stop)
 
 
 def claim_prompts(lm, n: int) -> tuple[list[str], int, list[str]]:
-    from factscore_local.sentences import split_sentences
-    from factscore_local.veriscore import PASSAGE_MARK, extraction_prompt, read_responses
-    from factscore_local.veriscore_core import paragraphs_of, windows
+    from factscore_local.methods.veriscore.core import paragraphs_of, windows
+    from factscore_local.methods.veriscore.pipeline import (
+        PASSAGE_MARK,
+        extraction_prompt,
+        read_responses,
+    )
+    from factscore_local.pipeline.sentences import split_sentences
 
     prompts: list[str] = []
     for r in read_responses(LABELED):

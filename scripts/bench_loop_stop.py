@@ -62,10 +62,10 @@ def timed_run(lm, ids: list[list[int]], max_new: int, stop: list[str], stop_loop
 
 def main() -> int:
     from factscore_local.config import build_config
-    from factscore_local.estimator import Estimator
-    from factscore_local.inputs import read_bios
     from factscore_local.lm.base import cut_loop, loop_end
-    from factscore_local.sentences import split_sentences
+    from factscore_local.pipeline.estimator import Estimator
+    from factscore_local.pipeline.inputs import read_bios
+    from factscore_local.pipeline.sentences import split_sentences
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/factscore/labeled-dev")

@@ -38,7 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from factscore_local.calibration import (  # noqa: E402
+from factscore_local.labels.calibration import (  # noqa: E402
     SubjectFacts,
     collect,
     estimated_score,
@@ -47,20 +47,20 @@ from factscore_local.calibration import (  # noqa: E402
     not_supported_counts,
     settings_thresholds,
 )
-from factscore_local.records import BioRow, FactResult  # noqa: E402
-from factscore_local.report_data import read_rows  # noqa: E402
-from factscore_local.validation import (  # noqa: E402
+from factscore_local.labels.validation import (  # noqa: E402
     subject_name,
     topic_half,
     wins_on_both_halves,
 )
-from factscore_local.verifiers import (  # noqa: E402
+from factscore_local.pipeline.records import BioRow, FactResult  # noqa: E402
+from factscore_local.pipeline.verifiers import (  # noqa: E402
     COVERAGE_RULE_FEATURES,
     FEATURES,
     FITTED,
     Verifier,
     fitted_rule,
 )
+from factscore_local.report.data import read_rows  # noqa: E402
 
 SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")
 CANDIDATES = ("position", "top score", "words", "other names")
@@ -92,10 +92,9 @@ def evidence_similarity(rows: list[BioRow], index: Path) -> dict[tuple[str, str]
     """The highest cosine similarity (all-MiniLM-L6-v2, normalised) between each fact and a
     sentence (pysbd, 3 words or more) of its top-k passages, model and human facts alike."""
     import pysbd
-
-    from index.chunking import strip_markers
-    from index.models import load_sentence_transformer
-    from index.reader import KnowledgeSource
+    from factscore_local.index.chunking import strip_markers
+    from factscore_local.index.models import load_sentence_transformer
+    from factscore_local.index.reader import KnowledgeSource
 
     source, segmenter = KnowledgeSource(index), pysbd.Segmenter(language="en", clean=False)
     passages: dict[int, list[str]] = {}

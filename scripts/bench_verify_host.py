@@ -48,8 +48,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import reproduce_tables as tables  # noqa: E402
 
 from factscore_local.config import build_config  # noqa: E402
-from factscore_local.estimator import Estimator  # noqa: E402
 from factscore_local.lm.base import TrueFalse, log_normaliser  # noqa: E402
+from factscore_local.pipeline.estimator import Estimator  # noqa: E402
 
 
 def log(message: str) -> None:
@@ -97,8 +97,8 @@ def prefix_reads(raw, chunks, old: bool) -> dict:
     cut into stored slices of 32 and each slice evaluated in order, as before (slices by
     ``str`` of (prompt, prefix), ids order within a slice) or as now (both by prefix). A
     prefix with two levels counts its outer one (the page; sentences are counted apart)."""
-    from factscore_local.components import SLICE_TRUE_FALSE, _by_prefix
     from factscore_local.lm.base import _prefix_order
+    from factscore_local.runtime.components import SLICE_TRUE_FALSE, _by_prefix
 
     held, reads, tokens = None, 0, 0
     for prompts, inner, bases in chunks:

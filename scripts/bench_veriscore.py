@@ -33,18 +33,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from factscore_local.components import build_components  # noqa: E402
 from factscore_local.config import EvalConfig  # noqa: E402
-from factscore_local.inputs import read_bios  # noqa: E402
-from factscore_local.labeled import model_facts  # noqa: E402
-from factscore_local.veriscore import (  # noqa: E402
+from factscore_local.labels.labeled import model_facts  # noqa: E402
+from factscore_local.methods.veriscore.core import f1_at_k, unique  # noqa: E402
+from factscore_local.methods.veriscore.pipeline import (  # noqa: E402
     Response,
     decide,
     extract,
     verdicts,
     verify,
 )
-from factscore_local.veriscore_core import f1_at_k, unique  # noqa: E402
+from factscore_local.pipeline.inputs import read_bios  # noqa: E402
+from factscore_local.runtime.components import build_components  # noqa: E402
 
 SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")
 PRONOUN = re.compile(r"\b(he|she|him|her|his|hers|they|them|their|theirs)\b", re.I)

@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from index.reader import KnowledgeSource  # noqa: E402
+from factscore_local.index.reader import KnowledgeSource  # noqa: E402
 
 
 def main() -> None:

@@ -47,30 +47,26 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from factscore_local.calibration import (  # noqa: E402
-    apply_thresholds,
-    collect,
-    fit,
-    settings_thresholds,
-)
 from factscore_local.config import (  # noqa: E402
     DEFAULT_NP_MODEL,
     DEFAULTS,
     build_config,
     default_np_threshold,
 )
-from factscore_local.estimator import Estimator  # noqa: E402
-from factscore_local.evidence import EVIDENCE_MODES  # noqa: E402
-from factscore_local.inputs import Bio, read_bios  # noqa: E402
-from factscore_local.labeled import (  # noqa: E402
+from factscore_local.labels.calibration import (  # noqa: E402
+    apply_thresholds,
+    collect,
+    fit,
+    settings_thresholds,
+)
+from factscore_local.labels.labeled import (  # noqa: E402
     LABELS,
     human_bio_score,
     human_facts,
     label_counts,
     model_facts,
 )
-from factscore_local.records import BioRow  # noqa: E402
-from factscore_local.validation import (  # noqa: E402
+from factscore_local.labels.validation import (  # noqa: E402
     f1_not_supported,
     half_means,
     ranking_kept,
@@ -79,7 +75,11 @@ from factscore_local.validation import (  # noqa: E402
     validate_rows,
     wins_on_both_halves,
 )
-from factscore_local.verifiers import FITTED, Thresholds, get_verifier  # noqa: E402
+from factscore_local.pipeline.estimator import Estimator  # noqa: E402
+from factscore_local.pipeline.evidence import EVIDENCE_MODES  # noqa: E402
+from factscore_local.pipeline.inputs import Bio, read_bios  # noqa: E402
+from factscore_local.pipeline.records import BioRow  # noqa: E402
+from factscore_local.pipeline.verifiers import FITTED, Thresholds, get_verifier  # noqa: E402
 
 SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")  # the paper's column order
 # The paper's numbers (full 183-topic release; Inst-LLaMA 7B rows of Tables 3 and 9).
@@ -172,8 +172,8 @@ def evidence_coverage(labeled: dict[str, list[dict]], index: Path) -> dict:
     can see."""
     import re
 
-    from index.reader import KnowledgeSource
-    from npm.stopwords import STOPWORD_WORDS
+    from factscore_local.index.reader import KnowledgeSource
+    from factscore_local.npm.stopwords import STOPWORD_WORDS
 
     stop = {w.lower() for w in STOPWORD_WORDS}
 
@@ -215,7 +215,7 @@ class Runner:
         rows_dir: Path | None = None,
         prefix_states: Path | None = None,
     ) -> None:
-        from index.reader import KnowledgeSource
+        from factscore_local.index.reader import KnowledgeSource
 
         self.index, self.cache, self.data, self.lm = index, cache, data, lm
         self.rows_dir = rows_dir  # where each run's rows go, a file per subject
@@ -596,8 +596,8 @@ def section_evidence_modes(report: dict, run: Runner, args) -> None:
     ~15 s a fact there, on an even sample of each bio's human facts. Both are compared on
     that sample: AUC of the margin (human S vs not S), agreement with the humans at margin
     0, and seconds per fact."""
-    from factscore_local.labeled import human_facts, model_facts
-    from factscore_local.signals import FactQuery
+    from factscore_local.labels.labeled import human_facts, model_facts
+    from factscore_local.pipeline.signals import FactQuery
 
     bios = long_page_bios(run, args.evidence_bios)
     sample, everything, all_human = [], [], []
@@ -746,9 +746,9 @@ def section_ablation_evidence(report: dict, run: Runner, args) -> None:
     """No model: for every ChatGPT fact (model and human) of every topic, whether an
     ablation setting changes the passages its prompt shows, against BM25 k=5, in each
     evidence mode; by page length. Where nothing changes, the margin cannot change."""
-    from factscore_local.components import build_components
-    from factscore_local.signals import FactQuery, _judged_on, _own_passages
-    from factscore_local.verify_prompt import passage_token_counter
+    from factscore_local.pipeline.signals import FactQuery, _judged_on, _own_passages
+    from factscore_local.pipeline.verify_prompt import passage_token_counter
+    from factscore_local.runtime.components import build_components
 
     bios = run.bios(args.topics, subjects=("ChatGPT",))
     queries = [
@@ -986,7 +986,7 @@ def main() -> None:
     report: dict = {"topics": args.topics, "objective": args.objective}
     section_table1(report, load_labeled(args.data), args.index)
     for export in args.seed_cache:  # results of an earlier run, carried in one file
-        from factscore_local.cache import ResultCache
+        from factscore_local.runtime.cache import ResultCache
 
         seeded = ResultCache(args.cache)
         added, present = seeded.import_file(export)

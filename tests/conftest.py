@@ -9,9 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
-from index.builder import BuildOptions, build_index
-from index.offline import enforce_offline
+from factscore_local.index.builder import BuildOptions, build_index
+from factscore_local.index.offline import enforce_offline
 
 enforce_offline()  # before any test imports a Hugging Face library
 

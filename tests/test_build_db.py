@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from index.reader import KnowledgeSource
-from index.sources import SEPARATOR
+from factscore_local.index.reader import KnowledgeSource
+from factscore_local.index.sources import SEPARATOR
+
 from tests.conftest import DEV_DB, require
 
 

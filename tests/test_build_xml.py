@@ -6,10 +6,10 @@ import json
 import re
 
 import pytest
+from factscore_local.index.builder import BuildOptions, build_index
+from factscore_local.index.reader import KnowledgeSource
 from rank_bm25 import BM25Okapi
 
-from index.builder import BuildOptions, build_index
-from index.reader import KnowledgeSource
 from tests.conftest import EXCERPT, TABLES, require, xml_pages
 
 MARKUP = ["{{", "}}", "[[", "]]", "{|", "|}", "<ref", "</ref>", "<!--", "'''", "&nbsp;"]
@@ -64,7 +64,7 @@ def test_no_wikitext_left_in_passages(ks):
 
 
 def test_passages_fit_the_token_budget(ks):
-    from index.tokenizer import load_tokenizer
+    from factscore_local.index.tokenizer import load_tokenizer
 
     tok = load_tokenizer("roberta")
     page = ks.get_page("Aristotle")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from factscore_local.cache import ResultCache, key_of
+from factscore_local.runtime.cache import ResultCache, key_of
 
 
 def test_results_survive_a_new_instance(tmp_path):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from factscore_local.index.chunking import chunk_page, strip_markers
+from factscore_local.index.sources import SEPARATOR
+from factscore_local.index.tokenizer import clean_up_tokenization, load_tokenizer
 
-from index.chunking import chunk_page, strip_markers
-from index.sources import SEPARATOR
-from index.tokenizer import clean_up_tokenization, load_tokenizer
 from tests.conftest import DEV_DB, require
 
 
@@ -107,8 +107,8 @@ def test_marker_only_windows_dropped(roberta):
 
 def test_fast_bpe_equals_tokenizers_bpe(roberta, xml_index):
     """The tiktoken fast path gives the same ids and text as the `tokenizers` BPE."""
-    from index.reader import KnowledgeSource
-    from index.tokenizer import PassageTokenizer
+    from factscore_local.index.reader import KnowledgeSource
+    from factscore_local.index.tokenizer import PassageTokenizer
 
     assert roberta.fast_bpe is not None
     slow = PassageTokenizer(roberta.hf, "slow", fast_bpe=None)

@@ -6,9 +6,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from factscore_local.index.demo_data import EXCERPT, find_dump
 
 from factscore_local.cli import main
-from index.demo_data import EXCERPT, find_dump
 
 
 def test_build_lookup_search(tmp_path):

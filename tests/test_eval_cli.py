@@ -402,9 +402,9 @@ def test_index_dir_that_is_not_an_index(tmp_path, labeled):
 
 def test_reference_decomposition_prompt(db_index):
     """--decompose-prompt reference with FActScore's demos gives its exact prompt layout."""
-    from factscore_local.cache import ResultCache
-    from factscore_local.components import CachedLM, build_components
     from factscore_local.config import EvalConfig
+    from factscore_local.runtime.cache import ResultCache
+    from factscore_local.runtime.components import CachedLM, build_components
 
     def decomposer(config: EvalConfig):
         # Building prompts needs no model: an LM that is never called.
@@ -417,7 +417,7 @@ def test_reference_decomposition_prompt(db_index):
     assert prompt.startswith("Please breakdown the following sentence into independent facts: ")
     assert prompt.endswith("independent facts: He was born in 1950.")
     assert prompt.count("Please breakdown the following sentence") == 9
-    from factscore_local.decompose import parse_facts, parse_facts_reference
+    from factscore_local.pipeline.decompose import parse_facts, parse_facts_reference
 
     assert reference.parser is parse_facts_reference  # its parser too
     ours = decomposer(EvalConfig(index=db_index))
@@ -451,9 +451,8 @@ def test_np_stopwords_file_changes_what_np_skips(db_index, tmp_path):
     """--np-stopwords gives a masked-LM NP scorer its skipped ids (here MiniLM's ids of
     'the' and 'is', far fewer than its derived list): NP values change, and the two runs
     do not share cache entries."""
+    from factscore_local.index.models import minilm_path
     from transformers import AutoTokenizer
-
-    from index.models import minilm_path
 
     tok = AutoTokenizer.from_pretrained(str(minilm_path()))
     stop = tmp_path / "stop.txt"

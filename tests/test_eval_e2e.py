@@ -11,10 +11,10 @@ import os
 import pytest
 
 from factscore_local.config import EvalConfig
-from factscore_local.estimator import Estimator
-from factscore_local.inputs import read_bios
 from factscore_local.model_store import DEFAULT_LM, SMALL_LM, installed_path
-from factscore_local.scoring import summarize
+from factscore_local.pipeline.estimator import Estimator
+from factscore_local.pipeline.inputs import read_bios
+from factscore_local.pipeline.scoring import summarize
 from tests.conftest import SHARED, judged_prompts, require
 
 pytestmark = pytest.mark.slow
@@ -149,8 +149,9 @@ def test_joint_np_comes_from_the_verification_pass(db_index, tmp_path):
     """--np-model lm-joint: the ensemble's NP is read from the Retrieve→LM pass (one prompt
     per fact, no NP prompts), the np verifier alone gets the same values, and a value is
     the statement probability of the fact's own prompt evaluated alone."""
-    from factscore_local.components import _statement_span
-    from npm.causal_np import content_probability, skip_ids
+    from factscore_local.npm.causal_np import content_probability, skip_ids
+
+    from factscore_local.runtime.components import _statement_span
 
     bio = next(iter(read_bios(require(CHATGPT))))
     atoms = [f["text"] for s in bio.annotations for f in s.get("model-atomic-facts") or []][:6]

@@ -10,20 +10,20 @@ import pytest
 from click.testing import CliRunner
 
 from factscore_local.cli import main
-from factscore_local.factcheck import (
-    CLAIM_MARK,
-    STANCE_DEMOS,
-    STANCE_WORDS,
-    StanceResult,
-    stance_prompt,
-)
-from factscore_local.factcheck_data import (
+from factscore_local.methods.factcheck.data import (
     TO_THREE,
     StancePair,
     classification_scores,
     edit_similarity,
     read_claims,
     read_stance_pairs,
+)
+from factscore_local.methods.factcheck.pipeline import (
+    CLAIM_MARK,
+    STANCE_DEMOS,
+    STANCE_WORDS,
+    StanceResult,
+    stance_prompt,
 )
 from tests.conftest import SHARED, require
 
@@ -107,8 +107,9 @@ def test_factcheck_runs_end_to_end_with_a_real_lm(tmp_path):
     """Three stance pairs and three claims with the small LM, evidence retrieved from an
     index of real Wikipedia text; the outputs and summary are complete, and a second run
     is served from the cache."""
+    from factscore_local.index.builder import BuildOptions, build_index
+
     from factscore_local.model_store import SMALL_LM, installed_path
-    from index.builder import BuildOptions, build_index
     from tests.conftest import EXCERPT
 
     if installed_path(SMALL_LM) is None:
@@ -150,7 +151,7 @@ def test_label_bias_recovers_a_label_the_model_never_says():
     2 until the fitted bias lifts it; pairs of labels 0 and 1 stay right."""
     import numpy as np
 
-    from factscore_local.factcheck import fit_label_bias
+    from factscore_local.methods.factcheck.pipeline import fit_label_bias
 
     gold = np.asarray([0, 0, 1, 1, 2, 2, 2])
     log_probs = np.log(np.asarray([
@@ -164,8 +165,8 @@ def test_label_bias_recovers_a_label_the_model_never_says():
 
 
 def test_stance_scores_are_cross_fitted_over_claim_halves():
-    from factscore_local.factcheck import stance_scores
-    from factscore_local.validation import topic_half
+    from factscore_local.labels.validation import topic_half
+    from factscore_local.methods.factcheck.pipeline import stance_scores
 
     claims = [f"Claim {i}." for i in range(12)]
     assert {topic_half(c) for c in claims} == {0, 1}
@@ -187,9 +188,13 @@ def test_claim_margin_is_fitted_and_cross_fitted_over_claim_halves():
     true claims false: the fitted threshold separates them, on each half from the other."""
     import numpy as np
 
-    from factscore_local.factcheck import ClaimResult, claim_scores, fit_claim_margin
-    from factscore_local.factcheck_data import Claim
-    from factscore_local.validation import topic_half
+    from factscore_local.labels.validation import topic_half
+    from factscore_local.methods.factcheck.data import Claim
+    from factscore_local.methods.factcheck.pipeline import (
+        ClaimResult,
+        claim_scores,
+        fit_claim_margin,
+    )
 
     margins = np.asarray([-1.5, -1.0, 0.5, -3.0, -2.5])
     is_true = np.asarray([True, True, True, False, False])

@@ -8,14 +8,14 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from factscore_local.index.reader import KnowledgeSource
 
 from factscore_local.cli import main
-from factscore_local.components import build_components
 from factscore_local.config import EvalConfig
-from factscore_local.inputs import read_bios
-from factscore_local.signals import FactQuery, _own_passages
-from factscore_local.verify_prompt import STATEMENT, open_prompt
-from index.reader import KnowledgeSource
+from factscore_local.pipeline.inputs import read_bios
+from factscore_local.pipeline.signals import FactQuery, _own_passages
+from factscore_local.pipeline.verify_prompt import STATEMENT, open_prompt
+from factscore_local.runtime.components import build_components
 
 
 def test_lines_without_topic_are_read_and_lines_without_text_are_not(tmp_path):
@@ -58,8 +58,9 @@ def test_the_topicless_prompt_names_no_topic():
 @pytest.mark.slow
 def test_eval_without_topic_records_the_pages_of_its_evidence(tmp_path):
     """The small LM verifies a topic-less bio against an index of real Wikipedia pages."""
+    from factscore_local.index.builder import BuildOptions, build_index
+
     from factscore_local.model_store import SMALL_LM, installed_path
-    from index.builder import BuildOptions, build_index
     from tests.conftest import EXCERPT, require
 
     if installed_path(SMALL_LM) is None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from factscore_local.npm.causal_np import CausalNPScorer
 
 from factscore_local.lm import load_lm
 from factscore_local.model_store import SMALL_LM, installed_path
-from npm.causal_np import CausalNPScorer
 
 pytestmark = pytest.mark.slow
 
@@ -85,8 +85,9 @@ def test_judging_reads_the_statement_tokens_from_the_same_pass(small_lm):
     """One pass gives the label logits and the statement's own token log-probabilities
     (the lm-joint NP): the statement's ids as the prompt holds them, log-probabilities that
     match a teacher-forced pass, and values that do not depend on the other prompts."""
-    from factscore_local.components import _statement_span
-    from npm.causal_np import content_probability, skip_ids
+    from factscore_local.npm.causal_np import content_probability, skip_ids
+
+    from factscore_local.runtime.components import _statement_span
 
     statements = ["Marie Curie was born in Warsaw.", "Marie Curie was born in Lisbon."]
     prompts = [
@@ -120,7 +121,7 @@ def test_transformers_backend_judges_like_llama_cpp(small_lm):
     """The same GGUF through transformers (dequantized to float32): the statement is found
     in its tokens and the margin and statement log-probabilities agree with llama.cpp's up
     to quantized arithmetic."""
-    from factscore_local.components import _statement_span
+    from factscore_local.runtime.components import _statement_span
 
     hf = load_lm(SMALL_LM, backend="transformers", threads=2)
     statement = "Marie Curie was born in Warsaw."
@@ -141,7 +142,7 @@ def test_prompts_tokenized_from_their_prefix_as_whole(small_lm):
     prompts), and the statement is found by its tokens' bytes: both give exactly what
     tokenizing every prompt whole, and again cut at the statement's ends, gives; also where
     the prefix ends inside a word (no clean split: tokenized whole) and with non-ASCII text."""
-    from factscore_local.components import _statement_span
+    from factscore_local.runtime.components import _statement_span
 
     statements = ["Zoë Saldaña was born in Passaic.", "She was born in Warsaw.", "Curie — née."]
     texts = [f"Is it supported?\n\n{PASSAGE}\n\nStatement: {s} True or False?" for s in statements]
@@ -185,8 +186,8 @@ def test_a_prefix_is_read_once_across_slices(small_lm):
     """Prompts of two prefixes in more than one stored slice: each prefix is evaluated once
     (the slice that holds both starts with the prefix the previous slice left in the
     model's cache), and the values are those of each prompt judged alone."""
-    from factscore_local.cache import ResultCache
-    from factscore_local.components import SLICE_TRUE_FALSE, CachedLM
+    from factscore_local.runtime.cache import ResultCache
+    from factscore_local.runtime.components import SLICE_TRUE_FALSE, CachedLM
 
     # "Bob" sorts after "Anna" as text, before it as token ids (checked below).
     texts = {
@@ -274,8 +275,8 @@ def test_sentences_after_a_shared_page_read_it_once_and_judge_as_alone(small_lm,
     and plain prompts of one page, judged together, read the page once and each sentence
     once, and give exactly the values of each prompt judged alone from an empty cache; a
     page stored by a plain prompt is loaded, not read, for the sentences."""
-    from factscore_local.components import _statement_span
-    from factscore_local.verify_prompt import retrieve_lm_prompt, sentence_prefix
+    from factscore_local.pipeline.verify_prompt import retrieve_lm_prompt, sentence_prefix
+    from factscore_local.runtime.components import _statement_span
 
     passages = [("Marie Curie", " ".join([PASSAGE] * 16))]
     sentences = {

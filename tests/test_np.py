@@ -12,8 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from index.tokenizer import load_tokenizer  # noqa: E402
-from npm import (  # noqa: E402
+from factscore_local.index.tokenizer import load_tokenizer  # noqa: E402
+from factscore_local.npm import (  # noqa: E402
     DEFAULT_NP_THRESHOLD,
     NPScorer,
     derive_stopword_ids,

@@ -10,11 +10,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from index.builder import BuildOptions, build_index
-from index.open_domain import VITAL_ARTICLES, installed_source
-from index.reader import KnowledgeSource
-from index.sources import SourceError, check_source, read_source
+from factscore_local.index.builder import BuildOptions, build_index
+from factscore_local.index.open_domain import VITAL_ARTICLES, installed_source
+from factscore_local.index.reader import KnowledgeSource
+from factscore_local.index.sources import SourceError, check_source, read_source
 
 SUMMARIES = {
     "Ada Lovelace": {"title": "Ada Lovelace", "extract": "Ada Lovelace was an English "

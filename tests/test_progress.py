@@ -3,7 +3,7 @@ are counted as done but not in the rate)."""
 
 from __future__ import annotations
 
-from factscore_local.progress import Progress
+from factscore_local.runtime.progress import Progress
 
 
 class Bar:

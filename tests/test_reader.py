@@ -6,9 +6,8 @@ import json
 import sqlite3
 
 import pytest
-
-from index.builder import BuildOptions, build_index
-from index.reader import KnowledgeSource, UnknownTitleError
+from factscore_local.index.builder import BuildOptions, build_index
+from factscore_local.index.reader import KnowledgeSource, UnknownTitleError
 
 PAGES = [
     {

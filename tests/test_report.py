@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from factscore_local.cli import main
-from factscore_local.records import BioRow, FactResult, HumanSide
-from factscore_local.report_data import (
+from factscore_local.pipeline.records import BioRow, FactResult, HumanSide
+from factscore_local.report.data import (
     ReportInputError,
     load_subjects,
     read_categories,
@@ -206,8 +206,9 @@ def test_report_renders_in_chromium_and_filters(report_file, browser_page, tmp_p
 def test_evidence_passages_open_from_a_real_lm_run(db_index, browser_page, tmp_path):
     """The small embedded LM verifies one labeled bio; clicking a fact's evidence in the
     report shows that passage's text from the index."""
+    from factscore_local.index.reader import KnowledgeSource
+
     from factscore_local.model_store import SMALL_LM, installed_path
-    from index.reader import KnowledgeSource
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")

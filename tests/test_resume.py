@@ -11,7 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from index.builder import BuildOptions, build_index
+from factscore_local.index.builder import BuildOptions, build_index
+
 from tests.conftest import EXCERPT, require
 
 TABLES = ("documents", "pages", "passages", "redirects", "bad_records")

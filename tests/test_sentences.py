@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from factscore_local.sentences import (
+from factscore_local.pipeline.sentences import (
     Sentence,
     detect_initials,
     repair_sentences,

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from factscore_local.calibration import (
+from factscore_local.cli import main
+from factscore_local.labels.calibration import (
     SubjectFacts,
     apply_thresholds,
     collect,
@@ -21,10 +22,8 @@ from factscore_local.calibration import (
     read_settings,
     settings_thresholds,
 )
-from factscore_local.cli import main
-from factscore_local.labeled import human_bio_score, human_facts
-from factscore_local.records import BioRow
-from factscore_local.validation import (
+from factscore_local.labels.labeled import human_bio_score, human_facts
+from factscore_local.labels.validation import (
     BioResult,
     f1_not_supported,
     half_means,
@@ -35,7 +34,8 @@ from factscore_local.validation import (
     validate_rows,
     wins_on_both_halves,
 )
-from factscore_local.verifiers import Thresholds
+from factscore_local.pipeline.records import BioRow
+from factscore_local.pipeline.verifiers import Thresholds
 from tests.conftest import SHARED, require
 
 DEV = SHARED / "factscore" / "labeled-dev"
@@ -330,8 +330,8 @@ def test_fitted_rule_learns_what_the_and_rule_cannot_and_round_trips(tmp_path):
     """Humans here call a fact supported when its margin OR its NP is high. The paper's AND
     rule cannot express that; the logistic rule fitted by calibration can, and its settings
     file, read back into a config, decides exactly as the fit reported."""
-    from factscore_local.calibration import read_settings, write_settings
     from factscore_local.config import build_config
+    from factscore_local.labels.calibration import read_settings, write_settings
 
     rng = np.random.default_rng(0)
     rows = []
@@ -365,7 +365,7 @@ def test_fitted_rule_before_fitting_and_bad_weights(tmp_path):
     """Without weights the fitted rule decides as the paper's ensemble; weights of the
     wrong length are refused."""
     from factscore_local.config import EvalConfig
-    from factscore_local.verifiers import get_verifier
+    from factscore_local.pipeline.verifiers import get_verifier
 
     signals = {"margin": np.array([1.0, 1.0, -1.0]), "np": np.array([0.9, 0.1, 0.9])}
     fitted, anded = get_verifier("retrieve-lm+np-fitted"), get_verifier("retrieve-lm+np")

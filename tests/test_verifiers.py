@@ -8,13 +8,13 @@ import json
 import numpy as np
 import pytest
 
-from factscore_local.calibration import SubjectFacts, apply_thresholds, collect, fit
 from factscore_local.config import EvalConfig
-from factscore_local.estimator import Estimator
-from factscore_local.inputs import read_bios
-from factscore_local.records import BioRow
-from factscore_local.validation import validate_rows
-from factscore_local.verifiers import (
+from factscore_local.labels.calibration import SubjectFacts, apply_thresholds, collect, fit
+from factscore_local.labels.validation import validate_rows
+from factscore_local.pipeline.estimator import Estimator
+from factscore_local.pipeline.inputs import read_bios
+from factscore_local.pipeline.records import BioRow
+from factscore_local.pipeline.verifiers import (
     Thresholds,
     Verifier,
     get_verifier,

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from factscore_local.components import _statement_span
 from factscore_local.config import EvalConfig
-from factscore_local.estimator import Estimator
-from factscore_local.verify_prompt import (
+from factscore_local.pipeline.estimator import Estimator
+from factscore_local.pipeline.verify_prompt import (
     DEMO_JUDGEMENTS,
     SENTENCE,
     STATEMENT,
@@ -20,6 +19,7 @@ from factscore_local.verify_prompt import (
     sentence_prefix,
     verification_demos,
 )
+from factscore_local.runtime.components import _statement_span
 from tests.conftest import judged_prompts, require
 from tests.test_shared_evidence import long_page_bio
 
@@ -88,8 +88,8 @@ def test_levers_reach_the_lm_on_a_real_bio(db_index, tmp_path):
     each fact is judged once with its own sentence (the margin) and once without (the
     joint NP, equal to the plain prompt's), and the margins differ from the plain
     prompt's (the options change what the model reads)."""
-    from factscore_local.inputs import Bio
     from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.pipeline.inputs import Bio
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
@@ -119,9 +119,10 @@ def test_plain_format_and_yes_no_reach_the_lm_on_a_real_bio(db_index, tmp_path):
     """With the small LM on a real labeled bio: plain prompts carry no chat template and
     end in the answer cue, yes-no prompts ask for Yes or No, and each setting is computed
     and cached apart from the default's (other margins, no cache hit between them)."""
-    from factscore_local.inputs import Bio, read_bios
+    from factscore_local.index.reader import KnowledgeSource
+
     from factscore_local.model_store import SMALL_LM, installed_path
-    from index.reader import KnowledgeSource
+    from factscore_local.pipeline.inputs import Bio, read_bios
     from tests.test_shared_evidence import CHATGPT
 
     if installed_path(SMALL_LM) is None:

@@ -9,8 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from factscore_local.cli import main
-from factscore_local.veriscore import decide, extraction_prompt, read_responses
-from factscore_local.veriscore_core import (
+from factscore_local.methods.veriscore.core import (
     NO_CLAIM,
     f1_at_k,
     median_k,
@@ -19,6 +18,7 @@ from factscore_local.veriscore_core import (
     unique,
     windows,
 )
+from factscore_local.methods.veriscore.pipeline import decide, extraction_prompt, read_responses
 from tests.conftest import EXCERPT, require
 
 S = [f"S{i}." for i in range(8)]
@@ -103,8 +103,9 @@ def test_bad_lines_reported_per_line(tmp_path):
 def test_veriscore_runs_end_to_end_with_global_evidence(tmp_path):
     """The small LM extracts and verifies claims of a short answer against an index of
     real Wikipedia pages, without a topic; bad lines get their own rows."""
+    from factscore_local.index.builder import BuildOptions, build_index
+
     from factscore_local.model_store import SMALL_LM, installed_path
-    from index.builder import BuildOptions, build_index
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
@@ -143,11 +144,11 @@ def test_shared_evidence_reads_a_block_once_and_decides_as_a_fresh_full_prompt(t
     """Claims of one response share the union of their top-k (deduplicated, grouped by
     page); the block is evaluated once, the verdicts match a fresh whole-prompt evaluation
     of the same block, and a second run is answered from the cache."""
-    from factscore_local.cache import ResultCache
-    from factscore_local.components import CachedLM, build_components
     from factscore_local.config import EvalConfig
+    from factscore_local.methods.veriscore.pipeline import verdicts, verify
     from factscore_local.model_store import SMALL_LM, installed_path
-    from factscore_local.veriscore import verdicts, verify
+    from factscore_local.runtime.cache import ResultCache
+    from factscore_local.runtime.components import CachedLM, build_components
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
@@ -188,9 +189,10 @@ def test_page_evidence_takes_the_segment_of_the_page_holding_most_of_the_top_k(x
     """Global search, no topic: each claim is judged against the segment of the page whose
     passages among its top-k hold most tokens; the segment depends on the page alone (the
     same with or without other claims), and a claim with no hits gets no passages."""
-    from factscore_local.evidence import page_segments
-    from factscore_local.veriscore import claim_pages
-    from index.reader import KnowledgeSource
+    from factscore_local.index.reader import KnowledgeSource
+
+    from factscore_local.methods.veriscore.pipeline import claim_pages
+    from factscore_local.pipeline.evidence import page_segments
 
     knowledge = KnowledgeSource(xml_index)
 
@@ -227,11 +229,11 @@ def test_page_evidence_is_read_once_for_claims_of_several_responses(tmp_path, xm
     """Claims of different responses that land on one page segment share it: the LM reads
     it once, each verdict matches a fresh whole-prompt evaluation of the same segment, the
     output records the segment, and a rerun is answered from the cache."""
-    from factscore_local.cache import ResultCache
-    from factscore_local.components import CachedLM, build_components
     from factscore_local.config import EvalConfig
+    from factscore_local.methods.veriscore.pipeline import verdicts, verify
     from factscore_local.model_store import SMALL_LM, installed_path
-    from factscore_local.veriscore import verdicts, verify
+    from factscore_local.runtime.cache import ResultCache
+    from factscore_local.runtime.components import CachedLM, build_components
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
@@ -259,7 +261,7 @@ def test_page_evidence_is_read_once_for_claims_of_several_responses(tmp_path, xm
 
 
 def test_a_pronoun_rewrite_is_kept_only_when_it_just_names_the_pronoun():
-    from factscore_local.veriscore_core import accept_rewrite, opens_with_pronoun
+    from factscore_local.methods.veriscore.core import accept_rewrite, opens_with_pronoun
 
     context = ("Question: Tell me a bio of Kyra Sedgwick. Kyra Sedgwick is an American "
                "actress. <SOS>She is best known for her role in The Closer.<EOS>")  # fmt: skip
@@ -284,11 +286,11 @@ def test_a_pronoun_rewrite_is_kept_only_when_it_just_names_the_pronoun():
 
 @pytest.mark.slow
 def test_claims_opening_with_a_pronoun_get_the_name_from_their_window(tmp_path, xml_index):
-    from factscore_local.components import build_components
     from factscore_local.config import EvalConfig
+    from factscore_local.methods.veriscore.core import Window
+    from factscore_local.methods.veriscore.pipeline import resolve_pronouns
     from factscore_local.model_store import SMALL_LM, installed_path
-    from factscore_local.veriscore import resolve_pronouns
-    from factscore_local.veriscore_core import Window
+    from factscore_local.runtime.components import build_components
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")

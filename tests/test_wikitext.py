@@ -8,9 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from index import wikitext
-from index.wikitext import DISAMBIGUATION_TEMPLATES, CleanPage, clean_page, is_disambiguation
+from factscore_local.index import wikitext
+from factscore_local.index.wikitext import (
+    DISAMBIGUATION_TEMPLATES,
+    CleanPage,
+    clean_page,
+    is_disambiguation,
+)
 
 # Real dump excerpts live next to the checkout (shared/, outside the repository).
 DUMPS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "wiki-dumps"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from factscore_local.index.offline import enforce_offline
 from factscore_local.lm.base import LocalLM, TrueFalse
 from factscore_local.model_store import resolve_lm
-from index.offline import enforce_offline
 
 BACKENDS = ("auto", "llama.cpp", "transformers")
 # Tokens the LMs are loaded with: room for a shared block of evidence (margins are the same

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from factscore_local.index.offline import enforce_offline
 from factscore_local.lm.base import LocalLM, cut_at_stop
-from index.offline import enforce_offline
 
 
 class HFCausalLM(LocalLM):

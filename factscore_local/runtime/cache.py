@@ -35,7 +35,7 @@ def content_sha256(path: Path, cache: ResultCache) -> str:
     key = key_of("sha256", identity)
     digest = cache.get(key)
     if digest is None:
-        from index.builder import file_sha256
+        from factscore_local.index.builder import file_sha256
 
         if path.is_file():
             digest = file_sha256(path)
@@ -173,7 +173,7 @@ def cached_batch(
     most. Inputs with the same key are computed once."""
     found = {key: cache.get(key) for key in keys}
     todo = list({key: i for i, key in enumerate(keys) if found[key] is None}.values())
-    if progress is not None:  # a factscore_local.progress.Progress
+    if progress is not None:  # a factscore_local.runtime.progress.Progress
         progress.expect(kind, len(found))
         progress.done(kind, len(found) - len(todo), computed=False)
     if order is not None:

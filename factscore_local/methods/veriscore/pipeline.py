@@ -17,11 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.config import DEFAULTS
-from factscore_local.evidence import page_blocks, shared_blocks
-from factscore_local.inputs import json_objects
-from factscore_local.sentences import split_sentences
-from factscore_local.verify_prompt import passage_block, passage_token_counter
-from factscore_local.veriscore_core import (
+from factscore_local.methods.veriscore.core import (
     EOS,
     NO_CLAIM,
     SOS,
@@ -35,6 +31,10 @@ from factscore_local.veriscore_core import (
     unique,
     windows,
 )
+from factscore_local.pipeline.evidence import page_blocks, shared_blocks
+from factscore_local.pipeline.inputs import json_objects
+from factscore_local.pipeline.sentences import split_sentences
+from factscore_local.pipeline.verify_prompt import passage_block, passage_token_counter
 
 EXTRACT_INSTRUCTION = (
     "Below is a passage in which one sentence is marked with <SOS> and <EOS>. List the "

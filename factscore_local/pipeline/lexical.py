@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from npm.stopwords import STOPWORD_WORDS
+from factscore_local.npm.stopwords import STOPWORD_WORDS
 
 WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(w.lower() for w in STOPWORD_WORDS)

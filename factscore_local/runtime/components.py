@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from factscore_local.cache import ResultCache, cached_batch, content_sha256, key_of
 from factscore_local.config import JOINT_NP, EvalConfig
 from factscore_local.lm.base import answer_words, cut_loop
-from factscore_local.progress import Progress
+from factscore_local.runtime.cache import ResultCache, cached_batch, content_sha256, key_of
+from factscore_local.runtime.progress import Progress
 
 T = TypeVar("T")
 
@@ -114,7 +114,7 @@ class CachedLM:
         ``lm-joint`` NP). statements[i] is the text after the prompt's last STATEMENT;
         ``answers``: the words of the positive and negative answer the prompt asks for;
         ``bases``: each prefix's outer level, a function of the prompt (``LocalLM``)."""
-        from npm.causal_np import content_probability, skip_ids
+        from factscore_local.npm.causal_np import content_probability, skip_ids
 
         if self._skip is None:
             self._skip = skip_ids(self.lm)
@@ -183,7 +183,7 @@ def _by_prefix(pair: tuple[str, str | None]) -> tuple[str, str]:
 def _statement_span(prompt: str, statement: str) -> tuple[int, int]:
     """Characters of the statement in a verification prompt: from the space before it (a
     word-initial token starts there) to its end."""
-    from factscore_local.verify_prompt import STATEMENT
+    from factscore_local.pipeline.verify_prompt import STATEMENT
 
     start = prompt.rindex(STATEMENT) + len(STATEMENT) - 1
     text = statement.strip()
@@ -230,7 +230,7 @@ class Components:
     cache: ResultCache
     lm: Lazy[CachedLM]
     np: Lazy[CachedNP]
-    decomposer: Lazy[Any]  # factscore_local.decompose.Decomposer
+    decomposer: Lazy[Any]  # factscore_local.pipeline.decompose.Decomposer
     progress: Progress
 
 
@@ -266,14 +266,14 @@ def _np_scorer(
     if spec == JOINT_NP:
         raise ValueError("the lm-joint NP is read from the Retrieve→LM pass, not a scorer")
     if spec == "lm":
-        from npm.causal_np import CausalNPScorer
+        from factscore_local.npm.causal_np import CausalNPScorer
 
         cached = lm.get()
         return CachedNP(CausalNPScorer(cached.lm), cache, f"causal|{cached.model_id}", progress)
-    from npm import NPScorer, load_stopword_ids
+    from factscore_local.npm import NPScorer, load_stopword_ids
 
     if spec == "minilm":
-        from index.models import minilm_path
+        from factscore_local.index.models import minilm_path
 
         spec = str(minilm_path())
     stopwords = load_stopword_ids(config.np_stopwords) if config.np_stopwords else None
@@ -284,7 +284,7 @@ def _np_scorer(
 
 
 def _decomposer(config: EvalConfig, lm: Lazy[CachedLM]):
-    from factscore_local.decompose import (
+    from factscore_local.pipeline.decompose import (
         REFERENCE_INSTRUCTION,
         Decomposer,
         DemoSelector,
@@ -316,7 +316,7 @@ def build_components(
     """The estimator's parts for ``config``; any part given is used as it is. ``lm`` may be
     a loaded ``LocalLM`` (wrapped in a cache with its identity) or a ``CachedLM``."""
     if knowledge is None:
-        from index.reader import KnowledgeSource
+        from factscore_local.index.reader import KnowledgeSource
 
         knowledge = KnowledgeSource(config.index)
     if cache is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from index.chunking import strip_markers
+from factscore_local.index.chunking import strip_markers
 
 # The question after the statement, and the words its two answers start with (their
 # first tokens' logits are compared). "true-false" is FActScore's.

@@ -20,15 +20,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from factscore_local.cache import key_of
-from factscore_local.components import Components
 from factscore_local.config import JOINT_NP, EvalConfig
-from factscore_local.evidence import cheaper_per_page, page_blocks, shared_blocks
-from factscore_local.lexical import coverage as lexical_coverage
-from factscore_local.lexical import words_of
-from factscore_local.records import Evidence
-from factscore_local.verifiers import Verifier
-from factscore_local.verify_prompt import (
+from factscore_local.pipeline.evidence import cheaper_per_page, page_blocks, shared_blocks
+from factscore_local.pipeline.lexical import coverage as lexical_coverage
+from factscore_local.pipeline.lexical import words_of
+from factscore_local.pipeline.records import Evidence
+from factscore_local.pipeline.verifiers import Verifier
+from factscore_local.pipeline.verify_prompt import (
     PLAIN_ANSWER,
     QUESTIONS,
     STATEMENT,
@@ -38,6 +36,8 @@ from factscore_local.verify_prompt import (
     retrieve_lm_prompt,
     sentence_prefix,
 )
+from factscore_local.runtime.cache import key_of
+from factscore_local.runtime.components import Components
 
 
 class FactQuery(NamedTuple):

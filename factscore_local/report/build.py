@@ -14,17 +14,17 @@ from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
 
-from factscore_local import plots
-from factscore_local.records import BioRow, FactResult
-from factscore_local.report_data import (
+from factscore_local.pipeline.records import BioRow, FactResult
+from factscore_local.report import plots
+from factscore_local.report.data import (
     Subject,
     score_by_category,
     subject_summary,
     support_by_position,
 )
-from factscore_local.run_record import describe
+from factscore_local.runtime.run_record import describe
 
-ASSETS = Path(__file__).with_name("report_assets")
+ASSETS = Path(__file__).with_name("assets")
 
 
 def _pct(value: float | None) -> str:
@@ -161,7 +161,7 @@ def passage_texts(subjects: list[Subject], index: Path | None) -> dict[str, tupl
     """Title and text of every passage a fact was shown with (from the index, when given)."""
     if index is None:
         return {}
-    from index.reader import KnowledgeSource
+    from factscore_local.index.reader import KnowledgeSource
 
     ids = {
         e.passage_id

@@ -3,7 +3,7 @@
 Everything FActScore does to turn a generation into atomic facts, except running the LM,
 which the caller supplies (see :class:`FactLM`). The flow per generation:
 
-1. split into sentences (:mod:`factscore_local.sentences`);
+1. split into sentences (:mod:`factscore_local.pipeline.sentences`);
 2. for each distinct sentence build a few-shot prompt: the first ``n_fixed`` demos plus
    the ``k_retrieved`` BM25-nearest demos, then the sentence itself;
 3. one batched LM call; parse "- " bullets from each output;
@@ -25,8 +25,9 @@ from typing import Any, Protocol
 
 from rank_bm25 import BM25Okapi
 
-from factscore_local import fragments
-from factscore_local.sentences import Sentence, split_sentences
+from factscore_local.data import data_file
+from factscore_local.pipeline import fragments
+from factscore_local.pipeline.sentences import Sentence, split_sentences
 
 __all__ = [
     "DEFAULT_DEMOS_PATH",
@@ -49,7 +50,7 @@ __all__ = [
     "stop_sequences",
 ]
 
-DEFAULT_DEMOS_PATH = Path(__file__).resolve().parents[1] / "data" / "demos.json"
+DEFAULT_DEMOS_PATH = data_file("demos.json")
 
 # The reference's instruction, for byte-exact reproduction of its prompts.
 REFERENCE_INSTRUCTION = "Please breakdown the following sentence into independent facts:"

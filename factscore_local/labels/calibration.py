@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from factscore_local.records import BioRow, FactResult
-from factscore_local.validation import subject_name
-from factscore_local.verifiers import (
+from factscore_local.labels.validation import subject_name
+from factscore_local.pipeline.records import BioRow, FactResult
+from factscore_local.pipeline.verifiers import (
     FEATURES,
     FITTED,
     SIGNALS,
@@ -297,7 +297,7 @@ def apply_thresholds(
     (what ``fscore eval --settings`` would give, without running a model)."""
     from dataclasses import replace
 
-    from factscore_local.scoring import score_bio
+    from factscore_local.pipeline.scoring import score_bio
 
     verifier = _as_verifier(verifier)
 

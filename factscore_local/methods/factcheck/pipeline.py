@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from factscore_local.factcheck_data import (
+from factscore_local.methods.factcheck.data import (
     STANCES,
     THREE_LABELS,
     TO_THREE,
@@ -26,7 +26,7 @@ from factscore_local.factcheck_data import (
     classification_scores,
     edit_similarity,
 )
-from factscore_local.verify_prompt import open_prompt, passage_block
+from factscore_local.pipeline.verify_prompt import open_prompt, passage_block
 
 # Label words per stance (first tokens must differ; checked by the LM).
 STANCE_WORDS = (
@@ -258,7 +258,7 @@ def fit_claim_margin(margins: np.ndarray, is_true: np.ndarray) -> float:
 def crossfit_claim_margin(scored: list[ClaimResult]) -> tuple[dict[int, str], list[float]]:
     """Each claim half decided with the margin fitted on the other half (halves by a hash
     of the claim); returns the decisions by line and the two fitted margins."""
-    from factscore_local.validation import topic_half
+    from factscore_local.labels.validation import topic_half
 
     margins = np.asarray([r.margin for r in scored], float)
     is_true = np.asarray([r.claim.label == "true" for r in scored])
@@ -311,7 +311,7 @@ def fit_label_bias(log_probs: np.ndarray, gold: np.ndarray, rounds: int = 3) -> 
 def crossfit_stance(results: list[StanceResult]) -> tuple[list[StanceResult], list[list[float]]]:
     """Each claim half decided with the label bias fitted on the other half (pairs of one
     claim stay in one half); returns the re-decided results and the two fitted biases."""
-    from factscore_local.validation import topic_half
+    from factscore_local.labels.validation import topic_half
 
     scored = [r for r in results if r.probabilities is not None]
     log_probs = np.log(np.asarray([[r.probabilities[s] for s in STANCES] for r in scored]) + 1e-9)

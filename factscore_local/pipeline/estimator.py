@@ -17,22 +17,22 @@ from pathlib import Path
 
 import numpy as np
 
-from factscore_local.abstain import is_abstained
-from factscore_local.components import Components, build_components
 from factscore_local.config import EvalConfig
-from factscore_local.inputs import Bio
-from factscore_local.labeled import (
+from factscore_local.labels.labeled import (
     HumanFact,
     LabeledFormatError,
     human_bio_score,
     human_facts,
     model_facts,
 )
-from factscore_local.records import BioRow, FactResult, HumanSide
-from factscore_local.scoring import score_bio
-from factscore_local.sentences import split_sentences
-from factscore_local.signals import FactQuery, compute_signals
-from factscore_local.verifiers import get_verifier
+from factscore_local.pipeline.abstain import is_abstained
+from factscore_local.pipeline.inputs import Bio
+from factscore_local.pipeline.records import BioRow, FactResult, HumanSide
+from factscore_local.pipeline.scoring import score_bio
+from factscore_local.pipeline.sentences import split_sentences
+from factscore_local.pipeline.signals import FactQuery, compute_signals
+from factscore_local.pipeline.verifiers import get_verifier
+from factscore_local.runtime.components import Components, build_components
 
 
 @dataclass
