@@ -120,6 +120,9 @@ class EvalConfig:
     # verified, for micro-F1 against the human labels.
     validate: bool = True
     threads: int | None = None
+    # Where the LM and the dense encoder run: auto (a CUDA GPU when torch sees one), cpu,
+    # cuda or cuda:N. On the CPU nothing changes; a GPU's results are cached apart.
+    device: str = "auto"
     thresholds_from: str = "built-in defaults"  # where margin / np_threshold came from
 
     def __post_init__(self) -> None:

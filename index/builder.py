@@ -51,6 +51,7 @@ class BuildOptions:
     progress: bool = True
     overwrite: bool = False
     dense_batch: int = 256
+    device: str = "auto"  # where the dense encoder runs: auto, cpu or cuda
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
 
 
@@ -402,7 +403,7 @@ def _build_dense(store: Store, out: Path, opts: BuildOptions) -> None:
         store_vectors,
     )
 
-    embedder = Embedder(opts.dense)
+    embedder = Embedder(opts.dense, device=opts.device)
     model_key = opts.dense
     done_up_to = last_embedded_id(store.conn, model_key)
     total = store.count("passages")

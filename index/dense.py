@@ -9,6 +9,7 @@ vectors (cosine), with passage ids as FAISS ids.
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -24,11 +25,19 @@ def passage_input(title: str, passage: str) -> str:
 
 
 class Embedder:
-    def __init__(self, spec: str) -> None:
+    """A sentence-transformers encoder of passages and queries (unit vectors).
+
+    Args:
+        spec: ``minilm`` (the embedded default) or a local sentence-transformers directory.
+        device: ``auto``, ``cpu`` or ``cuda``.
+    """
+
+    def __init__(self, spec: str, device: str = "auto") -> None:
         from factscore_local.index.models import load_sentence_transformer
 
         self.spec = spec
-        self.model = load_sentence_transformer(spec)
+        self.model = load_sentence_transformer(spec, device=device)
+        self.device = str(self.model.device)
         dim_of = (
             getattr(self.model, "get_embedding_dimension", None)
             or self.model.get_sentence_embedding_dimension
@@ -101,7 +110,18 @@ def build_faiss_index(conn: sqlite3.Connection, model: str, dim: int, path: Path
     return n
 
 
-def load_faiss_index(path: Path):
+def load_faiss_index(path: Path, device: str = "cpu"):
+    """Read a FAISS index; on a GPU device, search it there when faiss-gpu is installed
+    (with faiss-cpu it says so once and searches on the CPU)."""
     import faiss
 
-    return faiss.read_index(str(path))
+    from factscore_local.runtime.device import is_gpu, resolve_device
+
+    index = faiss.read_index(str(path))
+    if not is_gpu(resolve_device(device)):
+        return index
+    if not hasattr(faiss, "StandardGpuResources") or faiss.get_num_gpus() < 1:
+        print("faiss: no GPU build installed (faiss-cpu); searching on the CPU", file=sys.stderr)
+        return index
+    card = int(device.split(":")[1]) if ":" in device else 0
+    return faiss.index_cpu_to_gpu(faiss.StandardGpuResources(), card, index)

@@ -30,12 +30,17 @@ def resolve_dense_model(spec: str) -> Path:
     return path
 
 
-def load_sentence_transformer(spec: str):
+def load_sentence_transformer(spec: str, device: str = "cpu"):
+    """A sentence-transformers encoder from ``minilm`` or a local directory, on ``device``
+    (``auto``, ``cpu``, ``cuda``; see :func:`factscore_local.runtime.device.resolve_device`)."""
+    from factscore_local.runtime.device import resolve_device
+
     enforce_offline()
     from sentence_transformers import SentenceTransformer
 
     path = resolve_dense_model(spec)
+    device = resolve_device(device)
     try:
-        return SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        return SentenceTransformer(str(path), device=device, local_files_only=True)
     except TypeError:  # older sentence-transformers without local_files_only
-        return SentenceTransformer(str(path), device="cpu")
+        return SentenceTransformer(str(path), device=device)

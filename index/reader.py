@@ -81,8 +81,16 @@ class Page:
 
 
 class KnowledgeSource:
-    def __init__(self, path: str | Path) -> None:
+    """A built index: titles, pages' passages, BM25 and dense search.
+
+    Args:
+        path: the folder ``fscore build-index`` wrote.
+        device: where the dense encoder and FAISS run (``auto``, ``cpu``, ``cuda``).
+    """
+
+    def __init__(self, path: str | Path, device: str = "auto") -> None:
         self.path = Path(path)
+        self.device = device
         self.manifest = read_manifest(self.path)
         self.conn = connect(self.path / STORE_NAME, readonly=True)
         self._lock = threading.Lock()
@@ -260,7 +268,9 @@ class KnowledgeSource:
             if self._faiss is None:
                 from factscore_local.index.dense import load_faiss_index
 
-                self._faiss = load_faiss_index(self.path / self.manifest["indexes"]["dense"])
+                self._faiss = load_faiss_index(
+                    self.path / self.manifest["indexes"]["dense"], device=self.device
+                )
         vector = self._embedder().encode([query])
         scores, ids = self._faiss.search(vector, k)
         return [
@@ -279,7 +289,7 @@ class KnowledgeSource:
 
         spec = spec or self.dense_spec()
         if spec not in self._embedders:
-            self._embedders[spec] = Embedder(spec)
+            self._embedders[spec] = Embedder(spec, device=self.device)
         return self._embedders[spec]
 
     def _dense_scores(self, query: str, passages: list[Passage]) -> np.ndarray:

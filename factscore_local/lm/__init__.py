@@ -19,9 +19,26 @@ def load_lm(
     backend: str = "auto",
     threads: int | None = None,
     n_ctx: int = LM_CONTEXT,
+    device: str = "auto",
 ) -> LocalLM:
-    """GGUF files default to llama.cpp (measured faster on CPU, see BENCHMARKS.md);
-    directories load with transformers."""
+    """Load a local causal LM.
+
+    Args:
+        spec: an embedded model's name (``None``: the default), a GGUF file or a Hugging
+            Face model directory.
+        backend: ``auto`` (GGUF files go to llama.cpp, measured faster on a CPU;
+            directories to transformers), ``llama.cpp`` or ``transformers``.
+        threads: CPU threads (``None``: all cores).
+        n_ctx: the context length llama.cpp allocates.
+        device: ``auto``, ``cpu`` or ``cuda`` (see :mod:`factscore_local.runtime.device`):
+            llama.cpp offloads every layer to the GPU, transformers runs there in bf16.
+
+    Returns:
+        A :class:`LocalLM`.
+
+    Example:
+        >>> lm = load_lm("qwen2.5-coder-0.5b-instruct-q4_k_m", device="cpu")  # doctest: +SKIP
+    """
     enforce_offline()
     path = resolve_lm(spec)
     if backend not in BACKENDS:
@@ -33,10 +50,10 @@ def load_lm(
             raise ValueError(f"llama.cpp needs a GGUF file, and {path} is a directory")
         from factscore_local.lm.llama_backend import LlamaCppLM
 
-        return LlamaCppLM(path, n_ctx=n_ctx, threads=threads)
+        return LlamaCppLM(path, n_ctx=n_ctx, threads=threads, device=device)
     from factscore_local.lm.hf_backend import HFCausalLM
 
-    return HFCausalLM(Path(path), threads=threads)
+    return HFCausalLM(Path(path), threads=threads, device=device)
 
 
 __all__ = ["BACKENDS", "LocalLM", "TrueFalse", "load_lm"]

@@ -1,4 +1,8 @@
-"""transformers backend: a Hugging Face causal LM directory, or a GGUF file (dequantized)."""
+"""transformers backend: a Hugging Face causal LM directory, or a GGUF file (dequantized).
+
+On a GPU the weights are cast to bfloat16 (float16 where the card has no bf16) and every
+forward pass runs there; on the CPU they stay in float32, as before.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,13 @@ from pathlib import Path
 
 from factscore_local.index.offline import enforce_offline
 from factscore_local.lm.base import LocalLM, cut_at_stop
+from factscore_local.runtime.device import is_gpu, resolve_device
 
 
 class HFCausalLM(LocalLM):
     backend = "transformers"
 
-    def __init__(self, path: Path, threads: int | None = None) -> None:
+    def __init__(self, path: Path, threads: int | None = None, device: str = "cpu") -> None:
         super().__init__()
         enforce_offline()
         import torch
@@ -20,6 +25,11 @@ class HFCausalLM(LocalLM):
         if threads:
             torch.set_num_threads(threads)
         self.torch = torch
+        self.device = resolve_device(device)
+        if is_gpu(self.device):
+            dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        else:
+            dtype = torch.float32
         path = Path(path)
         self.name = path.name
         try:
@@ -27,11 +37,14 @@ class HFCausalLM(LocalLM):
                 kwargs = {"gguf_file": path.name, "local_files_only": True}
                 self.tokenizer = AutoTokenizer.from_pretrained(path.parent, **kwargs)
                 self.model = AutoModelForCausalLM.from_pretrained(
-                    path.parent, dtype=torch.float32, **kwargs
+                    path.parent, dtype=dtype, **kwargs
                 )
             else:
                 self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-                self.model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+                self.model = AutoModelForCausalLM.from_pretrained(
+                    path, dtype=dtype, local_files_only=True
+                )
+            self.model.to(self.device)
         except Exception as exc:
             raise ValueError(f"cannot load a causal LM from {path}: {exc}") from exc
         self.model.eval()
@@ -55,7 +68,7 @@ class HFCausalLM(LocalLM):
         self.forget()  # generation moves the KV cache away from the last prompt
         out = []
         for prompt in prompts:
-            ids = self.torch.tensor([self.prompt_ids(prompt)])
+            ids = self.torch.tensor([self.prompt_ids(prompt)], device=self.device)
             with self.torch.inference_mode():
                 gen = self.model.generate(
                     ids,
@@ -88,14 +101,14 @@ class HFCausalLM(LocalLM):
             self._cache.crop(reuse - self._cached_len)
         with torch.inference_mode():
             out = self.model(
-                torch.tensor([ids[reuse:]]),
+                torch.tensor([ids[reuse:]], device=self.device),
                 past_key_values=self._cache,
                 use_cache=True,
-                position_ids=torch.arange(reuse, len(ids)).unsqueeze(0),
+                position_ids=torch.arange(reuse, len(ids), device=self.device).unsqueeze(0),
             )
         self._cache = out.past_key_values
         self._cached_len = len(ids)
         logits = out.logits[0, -n:]
         if keep is not None:
             logits = logits[list(keep)]
-        return logits.float().numpy()
+        return logits.float().cpu().numpy()

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.lm.base import LocalLM, cut_at_stop, render_chat
+from factscore_local.runtime.device import DeviceError, is_gpu, resolve_device
 
 
 def warn_if_amx(llama_cpp) -> None:
@@ -32,7 +33,9 @@ class LlamaCppLM(LocalLM):
     # 1 generates one prompt at a time.
     GENERATION_WIDTH = 16
 
-    def __init__(self, path: Path, n_ctx: int = 4096, threads: int | None = None) -> None:
+    def __init__(
+        self, path: Path, n_ctx: int = 4096, threads: int | None = None, device: str = "cpu"
+    ) -> None:
         super().__init__()
         try:
             import llama_cpp
@@ -44,12 +47,14 @@ class LlamaCppLM(LocalLM):
         self.name = path.name
         if not path.is_file():
             raise FileNotFoundError(f"no GGUF file at {path}")
+        self.device = self._offload_device(llama_cpp, device)
         try:
             self.llm = llama_cpp.Llama(
                 model_path=str(path),
                 n_ctx=n_ctx,
                 n_batch=512,
                 n_threads=threads or os.cpu_count() or 1,
+                n_gpu_layers=-1 if is_gpu(self.device) else 0,
                 logits_all=False,
                 verbose=False,
             )
@@ -61,6 +66,22 @@ class LlamaCppLM(LocalLM):
         self.n_ctx = n_ctx
         self._generator = None  # a ParallelGenerator, made at the first generation
         self._states = None  # a PrefixStates, when asked to keep evaluated prefixes
+
+    @staticmethod
+    def _offload_device(llama_cpp, device: str) -> str:
+        """``cuda`` when the layers go to the GPU. ``auto`` offloads only when this build of
+        llama.cpp can; ``cuda`` with a CPU-only build is an error that says how to rebuild."""
+        can_offload = bool(getattr(llama_cpp, "llama_supports_gpu_offload", lambda: False)())
+        if (device or "auto") == "auto":
+            return resolve_device("auto") if can_offload else "cpu"
+        device = resolve_device(device)
+        if is_gpu(device) and not can_offload:
+            raise DeviceError(
+                "llama-cpp-python was built without GPU support; rebuild it with "
+                "CMAKE_ARGS=-DGGML_CUDA=on pip install --force-reinstall --no-cache-dir "
+                "llama-cpp-python, or use --lm-backend transformers on the GPU"
+            )
+        return device
 
     def tokenize(self, text: str) -> list[int]:
         return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)

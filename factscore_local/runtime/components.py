@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 from factscore_local.config import JOINT_NP, EvalConfig
 from factscore_local.lm.base import answer_words, cut_loop
 from factscore_local.runtime.cache import ResultCache, cached_batch, content_sha256, key_of
+from factscore_local.runtime.device import is_gpu
 from factscore_local.runtime.progress import Progress
 
 T = TypeVar("T")
@@ -242,16 +243,21 @@ _LOADED_LMS: dict[tuple, Any] = {}
 def load_shared_lm(config: EvalConfig):
     from factscore_local.lm import load_lm
 
-    key = (config.lm, config.backend, config.threads)
+    key = (config.lm, config.backend, config.threads, config.device)
     if key not in _LOADED_LMS:
-        _LOADED_LMS[key] = load_lm(config.lm, config.backend, threads=config.threads)
+        _LOADED_LMS[key] = load_lm(
+            config.lm, config.backend, threads=config.threads, device=config.device
+        )
     return _LOADED_LMS[key]
 
 
 def _cached_lm(config: EvalConfig, raw, cache: ResultCache, progress: Progress) -> CachedLM:
     from factscore_local.model_store import resolve_lm
 
-    identity = model_identity(resolve_lm(config.lm), raw.backend, cache)
+    # A GPU computes in other precision (bf16, other kernels): its results are kept apart
+    # from the CPU's, whose identity stays as it was.
+    backend = raw.backend + ("@gpu" if is_gpu(getattr(raw, "device", "cpu")) else "")
+    identity = model_identity(resolve_lm(config.lm), backend, cache)
     if config.prefix_states is not None:  # kept on the loaded LM, for every run that uses it
         raw.keep_prefix_states(config.prefix_states, identity)
     return CachedLM(raw, cache, identity, progress)
@@ -318,7 +324,7 @@ def build_components(
     if knowledge is None:
         from factscore_local.index.reader import KnowledgeSource
 
-        knowledge = KnowledgeSource(config.index)
+        knowledge = KnowledgeSource(config.index, device=config.device)
     if cache is None:
         cache = ResultCache(config.cache)
     progress = Progress()
