@@ -8,7 +8,7 @@ Prints pages/s, passages/s, MB/s, peak RSS, stage timings, and the projected tim
 English Wikipedia (6.7M articles; FActScore's DB is about 20 GB) with and without BM25,
 taking the slower of the per-page and per-byte projections.
 
-    python scripts/bench_build.py --pages 20000 --work bench-out
+    python -m scripts.bench_build --pages 20000 --work bench-out
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
-EXCERPT = (
-    SHARED / "wiki-dumps" / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
-)
-DEV_DB = SHARED / "enwiki-20230401" / "enwiki-20230401-dev.db"
+from scripts.common import BENCH_OUT, add_data_option, data_root
+
+# Under the data root (``--data``), set by main().
+EXCERPT = Path("wiki-dumps", "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")
+DEV_DB = Path("enwiki-20230401", "enwiki-20230401-dev.db")
+DATA = Path()
 FULL_PAGES = 6_700_000
 FULL_DB_BYTES = 20e9  # FActScore's enwiki-20230401.db, about 20 GB
 PASSAGES_PER_PAGE = 3
@@ -38,7 +38,7 @@ FACTSCORE_HOURS = 8.0  # FActScore's README: building its DB "takes ~8 hours"
 
 
 def make_xml(n_pages: int, dest: Path) -> int:
-    with bz2.open(EXCERPT, "rt", encoding="utf-8") as f:
+    with bz2.open(DATA / EXCERPT, "rt", encoding="utf-8") as f:
         raw = f.read()
     head_end = raw.index("<page>")
     head, body = raw[:head_end], raw[head_end : raw.rindex("</mediawiki>")]
@@ -61,7 +61,7 @@ def realistic_pages() -> list[tuple[str, list[str]]]:
     """The dev DB's real passages regrouped into pages of ~3 passages (~3 KB of text), the
     average page size of FActScore's full DB (20 GB / 6.7M pages): a synthetic dump with
     the real ratio of pages to bytes, so per-page and per-byte projections agree."""
-    rows = sqlite3.connect(DEV_DB).execute("SELECT title, text FROM documents").fetchall()
+    rows = sqlite3.connect(DATA / DEV_DB).execute("SELECT title, text FROM documents").fetchall()
     pages = []
     for title, text in rows:
         passages = text.split(SEPARATOR)
@@ -198,11 +198,14 @@ def project_marginal(rows: list[tuple[dict, int]], label: str) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(prog="python -m scripts.bench_build")
     ap.add_argument("--pages", type=int, default=20000)
-    ap.add_argument("--work", type=Path, default=ROOT / "bench-out")
+    ap.add_argument("--work", type=Path, default=BENCH_OUT)
+    add_data_option(ap)
     ap.add_argument("--skip-xml", action="store_true")
     args = ap.parse_args()
+    global DATA
+    DATA = data_root(args.data)
     args.work.mkdir(parents=True, exist_ok=True)
     print(
         f"machine: {subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} "

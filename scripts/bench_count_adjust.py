@@ -1,6 +1,6 @@
 """Can the score be corrected for the rule's known errors? (issue 10, lever 3; no model run)
 
-    python scripts/bench_count_adjust.py \
+    python -m scripts.bench_count_adjust \
         --rows "bench-out/rows-98/retrieve-lm+np+coverage-fitted cross-fitted" --leave-subject-out
 
 A bio's FActScore estimate counts the facts the rule accepts ("classify and count"). With
@@ -24,19 +24,12 @@ ER per subject, the mean ER on each topic half, and each half's signed error per
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from bench_rule_features import SUBJECTS, folds, rule_with  # noqa: E402
-
-from factscore_local.labels.calibration import (  # noqa: E402
+from factscore_local.labels.calibration import (
     SubjectFacts,
     fit,
     fit_logistic,
@@ -44,8 +37,10 @@ from factscore_local.labels.calibration import (  # noqa: E402
     rule_features,
     settings_thresholds,
 )
-from factscore_local.pipeline.verifiers import Thresholds, Verifier  # noqa: E402
-from factscore_local.report.data import read_rows  # noqa: E402
+from factscore_local.pipeline.verifiers import Thresholds, Verifier
+from factscore_local.report.data import read_rows
+from scripts.common import SUBJECTS
+from scripts.rules import folds, rule_with
 
 METHODS = ("count (shipped)", "adjusted count", "probability average")
 
@@ -129,7 +124,9 @@ def report(rows: list, leave_subject_out: bool) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m scripts.bench_count_adjust", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--rows", type=Path, required=True, help="a folder of <subject>.jsonl rows")
     ap.add_argument("--leave-subject-out", action="store_true",
                     help="also cross-fit with the subject held out of each fit")  # fmt: skip

@@ -1,6 +1,6 @@
 """How often facts are fragments (a word cut short, no verb), and what the filter drops.
 
-    python scripts/bench_fragments.py [--own-topics N --index IDX [--cache FILE] [--sample K]]
+    python -m scripts.bench_fragments [--own-topics N --index IDX [--cache FILE] [--sample K]]
 
 - On the dev files' own facts (FActScore's ``model-atomic-facts`` and the human atomic
   facts of every dev bio, all three subjects): what the filter flags. These are written
@@ -11,6 +11,9 @@
   facts that are fragments, by kind, and of its outputs whose last fact the LM left
   unfinished at the token limit (the parser drops those facts before the filter); with
   ``--sample K``, K of its facts drawn at random, to read for fragments the filter misses.
+
+``--seed-cache scripts/cache/own-decomp-98.jsonl.gz`` replays the 98 topics' decomposition
+without a model run; ``--results NAME`` writes the counts to ``scripts/results/NAME.json``.
 """
 
 from __future__ import annotations
@@ -24,20 +27,31 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from factscore_local.pipeline.decompose import bullet_texts, cut_off_fact, parse_facts
+from factscore_local.pipeline.fragments import fragment_reasons
+from scripts.common import (
+    SUBJECTS,
+    Stopwatch,
+    add_cache_options,
+    add_data_option,
+    data_root,
+    flatten,
+    labeled_bios,
+    model_results,
+    results_record,
+    seed_cache,
+    write_results,
+)
 
-from factscore_local.pipeline.decompose import bullet_texts, cut_off_fact, parse_facts  # noqa: E402
-from factscore_local.pipeline.fragments import fragment_reasons  # noqa: E402
 
-SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")
-
-
-def given_facts(data: Path, kind: str) -> tuple[list[str], list[str]]:
+def given_facts(
+    data: Path, kind: str, subjects: tuple[str, ...] = SUBJECTS
+) -> tuple[list[str], list[str]]:
+    """(facts, their sentences) of one kind of the dev files' own atomic facts."""
     facts, sentences = [], []
-    for subject in SUBJECTS:
-        for line in (data / f"{subject}.jsonl").read_text(encoding="utf-8").splitlines():
-            for sent in json.loads(line).get("annotations") or []:
+    for bios in labeled_bios(data, subjects).values():
+        for bio in bios:
+            for sent in bio.annotations or []:
                 for fact in sent.get(kind) or []:
                     facts.append(fact["text"])
                     sentences.append(sent.get("text", ""))
@@ -45,10 +59,10 @@ def given_facts(data: Path, kind: str) -> tuple[list[str], list[str]]:
 
 
 def own_facts(data: Path, index: Path, cache: Path | None, n_topics: int):
-    """(facts, sentences) of the own decomposition of the first n topics (file order)."""
+    """(facts, sentences, topics, counts of the outputs) of the own decomposition of the
+    first n topics (file order)."""
     from factscore_local.config import build_config
     from factscore_local.pipeline.estimator import Estimator
-    from factscore_local.pipeline.inputs import read_bios
     from factscore_local.pipeline.sentences import split_sentences
 
     estimator = Estimator(build_config({"index": index, "cache": cache}))
@@ -67,8 +81,8 @@ def own_facts(data: Path, index: Path, cache: Path | None, n_topics: int):
     decomposer.parser = parser
     topics: list[str] = []
     bios = []
-    for subject in SUBJECTS:
-        for bio in read_bios(data / f"{subject}.jsonl"):
+    for labeled in labeled_bios(data).values():
+        for bio in labeled:
             if bio.topic not in topics and len(topics) < n_topics:
                 topics.append(bio.topic)
             if bio.topic in topics and bio.output.strip():
@@ -90,23 +104,21 @@ def own_facts(data: Path, index: Path, cache: Path | None, n_topics: int):
             sentences += [sent.text] * len(fs)
     cut = [f for f in map(cut_off_fact, outputs) if f is not None]
     bullets = sum(len(bullet_texts(o)) for o in outputs)
-    print(
-        json.dumps(
-            {
-                "own outputs": len(outputs),
-                "last fact cut off (dropped by the parser)": len(cut),
-                "share_pct": round(100 * len(cut) / max(1, len(outputs)), 2),
-                "bullets": bullets,
-                "repeats (kept once by the parser)": bullets - kept - len(cut),
-            }
-        )
-    )
+    outputs_row = {
+        "own outputs": len(outputs),
+        "last fact cut off (dropped by the parser)": len(cut),
+        "share_pct": round(100 * len(cut) / max(1, len(outputs)), 2),
+        "bullets": bullets,
+        "repeats (kept once by the parser)": bullets - kept - len(cut),
+    }
+    print(json.dumps(outputs_row))
     for fact in cut[:20]:
         print(f"#   cut off: {fact}")
-    return facts, sentences, topics
+    return facts, sentences, topics, outputs_row
 
 
 def report(name: str, facts: list[str], sentences: list[str], show: int) -> dict:
+    """Counts the filter's flags by kind, prints them and the first ``show`` flagged facts."""
     reasons = fragment_reasons(facts, sentences)
     counts = Counter(r for r in reasons if r)
     row = {"facts": name, "n": len(facts), **counts,
@@ -117,30 +129,73 @@ def report(name: str, facts: list[str], sentences: list[str], show: int) -> dict
     return row
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/factscore/labeled-dev")
+def main(argv: list[str] | None = None) -> int:
+    """Counts the fragments; with ``--results``, writes them as a results file."""
+    ap = argparse.ArgumentParser(
+        prog="python -m scripts.bench_fragments",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_data_option(ap)
+    ap.add_argument("--subjects", default=",".join(SUBJECTS),
+                    help="comma list of the dev files whose facts are counted")  # fmt: skip
     ap.add_argument("--own-topics", type=int, default=0)
     ap.add_argument("--index", type=Path, default=None, help="for --own-topics")
-    ap.add_argument("--cache", type=Path, default=None, help="model cache for --own-topics")
+    add_cache_options(ap, None)
     ap.add_argument("--show", type=int, default=40, help="flagged facts printed per set")
     ap.add_argument(
         "--sample", type=int, default=0, help="own facts drawn at random and printed, to be read"
     )
     ap.add_argument("--seed", type=int, default=0, help="for --sample")
-    args = ap.parse_args()
+    ap.add_argument(
+        "--results",
+        default=None,
+        metavar="NAME",
+        help="also write the counts to scripts/results/NAME.json",
+    )
+    ap.add_argument(
+        "--results-out",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write the results file here instead (what scripts.check does)",
+    )
+    args = ap.parse_args(argv)
+    data, watch = data_root(args.data), Stopwatch()
+    subjects = tuple(filter(None, args.subjects.split(",")))
+    if set(subjects) - set(SUBJECTS):
+        ap.error(f"--subjects: choose from {', '.join(SUBJECTS)}")
+    rows: dict[str, dict] = {}
     for kind in ("model-atomic-facts", "human-atomic-facts"):
-        report(kind, *given_facts(args.data, kind), args.show)
+        with watch(kind):
+            rows[kind] = report(kind, *given_facts(data, kind, subjects), args.show)
+    used: dict = {"labeled": "factscore/labeled-dev", "subjects": list(subjects)}
+    stored, computed = model_results(args.cache), None
     if args.own_topics:
         if args.index is None:
             ap.error("--own-topics needs --index")
-        facts, sentences, topics = own_facts(args.data, args.index, args.cache, args.own_topics)
+        seed_cache(args.cache, args.seed_cache, "fragments")
+        stored = model_results(args.cache)
+        with watch("own decomposition"):
+            facts, sentences, topics, outputs = own_facts(
+                data, args.index, args.cache, args.own_topics
+            )
+        computed = model_results(args.cache) - stored
         print(f"# own decomposition of {len(topics)} topics: {', '.join(topics)}")
-        report("own decomposition", facts, sentences, args.show)
+        rows["own decomposition"] = {**report("own decomposition", facts, sentences, args.show),
+                                     "outputs": outputs}  # fmt: skip
+        used.update(topics=len(topics), topics_used=topics)
         # What the filter misses can only be read: a seeded random sample to check by hand.
         drawn = random.Random(args.seed).sample(range(len(facts)), min(args.sample, len(facts)))
         for i in sorted(drawn):
             print(f"# sample {i}: {facts[i]}")
+    if args.results or args.results_out:
+        argv = list(sys.argv[1:] if argv is None else argv)
+        figures = {f"{kind}/{key}": value for kind, row in rows.items()
+                   for key, value in flatten(row).items()}  # fmt: skip
+        record = results_record(args.results or "fragments", "scripts.bench_fragments", argv,
+                                used, figures, watch, computed=computed)  # fmt: skip
+        print(f"# wrote {write_results(record, args.results_out)}", file=sys.stderr)
     return 0
 
 

@@ -1,7 +1,7 @@
 """Greedy generation one prompt at a time against parallel sequences, on real prompts.
 
-    python scripts/bench_generation.py [--sentences 64] [--widths 1,4,16] [--lm NAME]
-    python scripts/bench_generation.py --steady [--widths 1,4,16,32]
+    python -m scripts.bench_generation [--sentences 64] [--widths 1,4,16] [--lm NAME]
+    python -m scripts.bench_generation --steady [--widths 1,4,16,32]
 
 The prompts are the decomposition prompts (the project's instruction and demonstrations)
 of the first ``--sentences`` sentences of FActScore's labeled ChatGPT dev bios, and, with
@@ -17,29 +17,25 @@ sequence generates the same number of tokens (64, no stop): the throughput of a 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from scripts.common import add_data_option, data_root, labeled_bios, labeled_dir
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-LABELED = ROOT.parent / "shared" / "data" / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 
-
-def sentences(n: int) -> list[str]:
+def sentences(data: Path, n: int) -> list[str]:
+    """The first n distinct sentences of the ChatGPT dev bios."""
     from factscore_local.pipeline.sentences import split_sentences
 
     out: list[str] = []
-    with LABELED.open(encoding="utf-8") as f:
-        for line in f:
-            text = json.loads(line).get("output") or ""
-            out += [s.text for s in split_sentences(text) if s.text not in out]
-            if len(out) >= n:
-                break
+    for bio in labeled_bios(data, ("ChatGPT",))["ChatGPT"]:
+        out += [s.text for s in split_sentences(bio.output) if s.text not in out]
+        if len(out) >= n:
+            break
     return out[:n]
 
 
@@ -50,7 +46,8 @@ def decomposition_prompts(lm, texts: list[str]) -> tuple[list[str], int, list[st
     return [d.prompt(t) for t in texts], d.max_new_tokens, list(d.stop)
 
 
-def claim_prompts(lm, n: int) -> tuple[list[str], int, list[str]]:
+def claim_prompts(lm, data: Path, n: int) -> tuple[list[str], int, list[str]]:
+    """VeriScore's claim-extraction prompts of the ChatGPT dev bios (read as responses)."""
     from factscore_local.methods.veriscore.core import paragraphs_of, windows
     from factscore_local.methods.veriscore.pipeline import (
         PASSAGE_MARK,
@@ -60,7 +57,7 @@ def claim_prompts(lm, n: int) -> tuple[list[str], int, list[str]]:
     from factscore_local.pipeline.sentences import split_sentences
 
     prompts: list[str] = []
-    for r in read_responses(LABELED):
+    for r in read_responses(labeled_dir(data) / "ChatGPT.jsonl"):
         if r.error:
             continue
         split = paragraphs_of(r.response, lambda t: [s.text for s in split_sentences(t)])
@@ -115,20 +112,24 @@ def main() -> None:
     from factscore_local.lm.llama_backend import LlamaCppLM
     from factscore_local.model_store import DEFAULT_LM, resolve_lm
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m scripts.bench_generation", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--lm", default=DEFAULT_LM)
+    add_data_option(ap)
     ap.add_argument("--sentences", type=int, default=64)
     ap.add_argument("--widths", default="1,4,16")
     ap.add_argument("--claims", action="store_true", help="also VeriScore extraction prompts")
     ap.add_argument("--steady", action="store_true", help="full batches of equal outputs only")
     args = ap.parse_args()
+    data = data_root(args.data)
     lm = LlamaCppLM(resolve_lm(args.lm), n_ctx=8192, threads=os.cpu_count())
     if args.steady:
         steady(lm, [int(w) for w in args.widths.split(",")])
         return
-    sets = {"decomposition": decomposition_prompts(lm, sentences(args.sentences))}
+    sets = {"decomposition": decomposition_prompts(lm, sentences(data, args.sentences))}
     if args.claims:
-        sets["claim extraction"] = claim_prompts(lm, args.sentences)
+        sets["claim extraction"] = claim_prompts(lm, data, args.sentences)
     for name, (prompts, max_new, stop) in sets.items():
         lm.llm.reset()
         start = time.perf_counter()

@@ -1,6 +1,6 @@
 """Where a verification's time goes on the CPU: the per-fact tail after a shared prefix.
 
-    python scripts/bench_llama_tails.py [--lm qwen2.5-coder-1.5b-instruct-q4_k_m]
+    python -m scripts.bench_llama_tails [--lm qwen2.5-coder-1.5b-instruct-q4_k_m]
 
 A verification prompt is a shared prefix (instruction and evidence, evaluated once per
 block) and a tail of ~25 tokens per fact (the statement, the question, the chat
@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 PREFIX_TOKENS = 1000
 N_TAILS = 24
@@ -139,7 +137,9 @@ def batched(path: str, threads: int, width: int) -> dict:
 def main() -> None:
     from factscore_local.model_store import DEFAULT_LM, resolve_lm
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m scripts.bench_llama_tails", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--lm", default=DEFAULT_LM)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()

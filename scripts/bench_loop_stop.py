@@ -1,13 +1,13 @@
 """What stopping generation at a greedy loop saves, on the decomposition of every dev bio.
 
-    python scripts/bench_loop_stop.py --index IDX --cache FILE [--max-prompts N]
+    python -m scripts.bench_loop_stop --index IDX --cache FILE [--max-prompts N]
 
 Generation stops once a line is written for the third time (``lm/base.py``, ``loop_end``).
 A generation that never writes a line three times never meets the stop, so it is the same
 with and without it: only the prompts whose output ends in a loop can differ. This script
 takes the decomposition prompts of every responding dev bio (all topics, all three
 subjects), reads their outputs from the cache (``--cache``; every one must be there: the
-import of ``data/bench-cache/own-decomp-98.jsonl.gz`` provides them), finds the outputs the
+import of ``scripts/cache/own-decomp-98.jsonl.gz`` provides them), finds the outputs the
 loop stop cut, and generates those prompts again, in one run, with the stop and without it
 (the ``ParallelGenerator`` at the width ``fscore eval`` uses, the shared prefix evaluated
 before either is timed). Prints the seconds and generated tokens of both, their ratio,
@@ -19,14 +19,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")
+from scripts.common import add_data_option, data_root, labeled_bios
 
 
 class RecordingLM:
@@ -64,11 +60,12 @@ def main() -> int:
     from factscore_local.config import build_config
     from factscore_local.lm.base import cut_loop, loop_end
     from factscore_local.pipeline.estimator import Estimator
-    from factscore_local.pipeline.inputs import read_bios
     from factscore_local.pipeline.sentences import split_sentences
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/factscore/labeled-dev")
+    ap = argparse.ArgumentParser(
+        prog="python -m scripts.bench_loop_stop", description=__doc__.split("\n\n")[0]
+    )
+    add_data_option(ap)
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--cache", type=Path, required=True)
     ap.add_argument("--max-prompts", type=int, default=0, help="of the looped ones (0: all)")
@@ -80,8 +77,8 @@ def main() -> int:
     decomposer.lm = recorder
     bios = [
         bio
-        for subject in SUBJECTS
-        for bio in read_bios(args.data / f"{subject}.jsonl")
+        for labeled in labeled_bios(data_root(args.data)).values()
+        for bio in labeled
         if bio.output.strip()
     ]
     decomposer.run_split([split_sentences(b.output) for b in bios])

@@ -28,7 +28,7 @@ there exactly), and the statement is found by its tokens' bytes from the prompt'
 7. ``flash`` (with ``--flash``): a page prefix read with llama.cpp's flash attention off
    (the estimator's setting) and on, in fresh contexts: speed and the next token's logits.
 
-    .venv/bin/python scripts/bench_verify_host.py --index dev-index --topics 98 --judge 96
+    .venv/bin/python -m scripts.bench_verify_host --index dev-index --topics 98 --judge 96
 """
 
 from __future__ import annotations
@@ -41,15 +41,12 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import reproduce_tables as tables  # noqa: E402
-
-from factscore_local.config import build_config  # noqa: E402
-from factscore_local.lm.base import TrueFalse, log_normaliser  # noqa: E402
-from factscore_local.pipeline.estimator import Estimator  # noqa: E402
+from factscore_local.config import build_config
+from factscore_local.lm.base import TrueFalse, log_normaliser
+from factscore_local.pipeline.estimator import Estimator
+from scripts.common import add_data_option, data_root
+from scripts.tables.levers import LEVERS
+from scripts.tables.runner import COVERAGE_RULE, Runner
 
 
 def log(message: str) -> None:
@@ -61,13 +58,13 @@ def record_prompts(args) -> tuple[object, list, list]:
     the estimator makes on the topics' bios, and the (prompts, prefixes, outer levels of
     the prefixes) of each chunk it verifies; the LM is not run (a memory-only cache, dummy
     rows)."""
-    run = tables.Runner(args.index, None, args.data, args.lm, None, "page")
+    run = Runner(args.index, None, data_root(args.data), args.lm, None, "page")
     topics = run.topic_order[args.skip_topics : args.skip_topics + args.topics]
     bios = [b for b in run.bios(args.skip_topics + args.topics) if b.topic in topics]
     settings = {"index": args.index, "lm": args.lm, "cache": None,
                 "use_atomic_facts": True, "gamma": 0, "chunk_bios": 6, "evidence": "page",
-                "verifier": tables.COVERAGE_RULE,
-                **tables.LEVERS.get(args.lever, {})}  # fmt: skip
+                "verifier": COVERAGE_RULE,
+                **LEVERS.get(args.lever, {})}  # fmt: skip
     estimator = Estimator(build_config(settings))
     cached = estimator.lm()
     raw = cached.lm
@@ -385,17 +382,19 @@ def section_flash(raw, calls) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m scripts.bench_verify_host", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--index", type=Path, required=True, help="index of enwiki-20230401-dev.db")
-    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared/data/factscore/labeled-dev")
+    add_data_option(ap)
     ap.add_argument("--lm", default=None, help="default: the embedded 1.5B GGUF")
     ap.add_argument("--topics", type=int, default=98)
     ap.add_argument("--skip-topics", type=int, default=0, help="start after this many topics")
     ap.add_argument(
         "--lever",
         default=None,
-        choices=sorted(tables.LEVERS),
-        help="record this prompt lever's prompts (reproduce_tables.LEVERS)",
+        choices=sorted(LEVERS),
+        help="record this prompt lever's prompts (scripts.tables.levers.LEVERS)",
     )
     ap.add_argument("--judge", type=int, default=96, help="prompts judged both ways (0: none)")
     ap.add_argument("--tails", type=int, default=0, help="prompts with batched tails (0: none)")

@@ -1,8 +1,8 @@
 """VeriScore offline, measured (BENCHMARKS.md).
 
-    python scripts/bench_veriscore.py --index dev-index --section facts   # no model
-    python scripts/bench_veriscore.py --index dev-index --section verdicts
-    python scripts/bench_veriscore.py --index dev-index --section claims --bios 0   # 0: all
+    python -m scripts.bench_veriscore --index dev-index --section facts   # no model
+    python -m scripts.bench_veriscore --index dev-index --section verdicts
+    python -m scripts.bench_veriscore --index dev-index --section claims --bios 0   # 0: all
 
 - ``facts``: FActScore's atomic facts per sentence and per response, and the share that
   holds a personal pronoun (no model: what the claims are compared with).
@@ -30,23 +30,19 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from factscore_local.config import EvalConfig  # noqa: E402
-from factscore_local.labels.labeled import model_facts  # noqa: E402
-from factscore_local.methods.veriscore.core import f1_at_k, unique  # noqa: E402
-from factscore_local.methods.veriscore.pipeline import (  # noqa: E402
+from factscore_local.config import EvalConfig
+from factscore_local.labels.labeled import model_facts
+from factscore_local.methods.veriscore.core import f1_at_k, unique
+from factscore_local.methods.veriscore.pipeline import (
     Response,
     decide,
     extract,
     verdicts,
     verify,
 )
-from factscore_local.pipeline.inputs import read_bios  # noqa: E402
-from factscore_local.runtime.components import build_components  # noqa: E402
+from factscore_local.runtime.components import build_components
+from scripts.common import BENCH_OUT, SUBJECTS, add_data_option, data_root, labeled_bios
 
-SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")
 PRONOUN = re.compile(r"\b(he|she|him|her|his|hers|they|them|their|theirs)\b", re.I)
 OPENS_WITH_PRONOUN = re.compile(r"^(he|she|they|his|her|their)\b", re.I)
 
@@ -128,8 +124,9 @@ def judged(claims: list[list[str]], lm, knowledge, k: int, evidence: str):
     return verdict, seconds, len(keys), computed, read if held else None
 
 
-def labeled_bios(data: Path, subject: str, n_bios: int) -> list:
-    bios = [b for b in read_bios(data / f"{subject}.jsonl") if b.annotations]
+def responding_bios(data: Path, subject: str, n_bios: int) -> list:
+    """The first n_bios (all with 0) annotated bios of a subject."""
+    bios = labeled_bios(data, (subject,), responding=True)[subject]
     return bios[:n_bios] if n_bios else bios
 
 
@@ -151,7 +148,7 @@ def section_facts(data: Path, n_bios: int) -> dict:
     """FActScore's facts alone (no model)."""
     out = {}
     for subject in SUBJECTS:
-        bios = labeled_bios(data, subject, n_bios)
+        bios = responding_bios(data, subject, n_bios)
         out[subject] = {"bios": len(bios), **fact_counts(bios)}
         log(f"{subject}: {out[subject]}")
     return out
@@ -165,7 +162,7 @@ def section_claims(
     speed); with no mode, extraction only."""
     out, claims_of = {}, {}
     for subject in SUBJECTS:
-        bios = labeled_bios(data, subject, n_bios)
+        bios = responding_bios(data, subject, n_bios)
         responses = [Response(b.line, b.output, b.record.get("input"), subject) for b in bios]
         start, misses, hits = time.perf_counter(), lm.cache.misses, lm.cache.hits
         extracted = extract(responses, lm, resolve)
@@ -226,8 +223,11 @@ def section_claims(
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m scripts.bench_veriscore", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--index", type=Path, required=True)
+    add_data_option(ap)
     ap.add_argument("--lm", default=None)
     ap.add_argument("--section", choices=["facts", "verdicts", "claims"], action="append")
     ap.add_argument("--bios", type=int, default=0, help="bios per subject (0: all)")
@@ -243,25 +243,24 @@ def main() -> None:
         action="store_true",
         help="claims section: no rewrite of claims that open with a pronoun",
     )
-    ap.add_argument("--cache", type=Path, default=ROOT / "bench-out" / "veriscore-cache.db")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench-out" / "veriscore.json")
+    ap.add_argument("--cache", type=Path, default=BENCH_OUT / "veriscore-cache.db")
+    ap.add_argument("--out", type=Path, default=BENCH_OUT / "veriscore.json")
     args = ap.parse_args()
     from tqdm import tqdm
 
     parts = build_components(EvalConfig(index=args.index, lm=args.lm, cache=args.cache))
     # Sentences extracted and claims verified, with the rate (the run takes hours).
     parts.progress.attach(tqdm(desc="veriscore", unit=" steps", total=0))
-    shared = ROOT.parent / "shared" / "data"
-    labeled = shared / "factscore" / "labeled-dev"
+    shared = data_root(args.data)
     report = {"lm": args.lm, "index": str(args.index)}
     modes = {"both": ["per-claim", "shared"], "none": []}.get(args.evidence, [args.evidence])
     for section in args.section or ["verdicts", "claims"]:
         if section == "facts":
-            report["facts"] = section_facts(labeled, args.bios)
+            report["facts"] = section_facts(shared, args.bios)
         elif section == "verdicts":
             report["verdicts"] = section_verdicts(parts.lm.get(), shared / "veriscore")
         else:
-            report["claims"] = section_claims(parts.lm.get(), parts.knowledge, labeled,
+            report["claims"] = section_claims(parts.lm.get(), parts.knowledge, shared,
                                               args.bios, args.k, modes,
                                               not args.keep_pronouns)  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)

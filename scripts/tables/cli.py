@@ -1,0 +1,187 @@
+"""The command line of the tables: ``python -m scripts.reproduce_tables``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from factscore_local.config import DEFAULT_NP_MODEL, DEFAULTS
+from factscore_local.labels.validation import ranking_kept, topic_half
+from factscore_local.pipeline.evidence import EVIDENCE_MODES
+from scripts.common import (
+    BENCH_OUT,
+    Stopwatch,
+    add_cache_options,
+    add_data_option,
+    data_root,
+    labeled_bios,
+    model_results,
+    results_record,
+    seed_cache,
+    write_results,
+)
+from scripts.tables.levers import LEVERS, section_levers
+from scripts.tables.main_tables import section_evidence_modes, section_tables_3_9
+from scripts.tables.results import tables_data, tables_figures
+from scripts.tables.runner import Runner, log
+from scripts.tables.sections import (
+    section_ablation_evidence,
+    section_ablations,
+    section_demos,
+    section_np_standins,
+    section_own_decomposition,
+)
+from scripts.tables.table1 import section_table1
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The tables' options."""
+    from scripts import reproduce_tables
+
+    ap = argparse.ArgumentParser(
+        prog="python -m scripts.reproduce_tables",
+        description=reproduce_tables.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--index", type=Path, required=True, help="index of enwiki-20230401-dev.db")
+    add_data_option(ap)
+    ap.add_argument(
+        "--demos-reference",
+        type=Path,
+        default=None,
+        help="FActScore's demons.json (default: factscore/demos/ under --data)",
+    )
+    add_cache_options(ap, BENCH_OUT / "tables-cache.db")
+    ap.add_argument("--lm", default=None, help="default: the embedded 1.5B GGUF")
+    ap.add_argument("--topics", type=int, default=15)
+    ap.add_argument(
+        "--max-passages",
+        type=int,
+        default=None,
+        help="leave out topics whose page has more passages (default: none left out)",
+    )
+    ap.add_argument(
+        "--evidence",
+        choices=EVIDENCE_MODES,
+        default=DEFAULTS["evidence"],
+        help="evidence mode of every run (the evidence section compares both)",
+    )
+    ap.add_argument(
+        "--evidence-bios",
+        type=int,
+        default=0,
+        help="long-page bios on which to compare per-fact and shared evidence",
+    )
+    ap.add_argument("--evidence-sample", type=int, default=8,
+                    help="human facts per bio run in both modes")  # fmt: skip
+    ap.add_argument("--np-model", default=DEFAULT_NP_MODEL, help="NP scorer of the main tables")
+    ap.add_argument("--np-topics", type=int, default=4)
+    ap.add_argument("--np-scorers", default="minilm,lm,lm-joint",
+                    help="NP scorers the np-lm section compares")  # fmt: skip
+    ap.add_argument("--own-topics", type=int, default=3)
+    ap.add_argument("--ablation-topics", type=int, default=3)
+    ap.add_argument("--prefix-states", type=Path, default=None,
+                    help="keep each page's evaluated evidence here: a lever that changes only "
+                    "what follows the evidence loads it instead of reading it")  # fmt: skip
+    ap.add_argument("--objective", choices=["er", "f1"], default="er")
+    ap.add_argument("--levers", default="", help=f"prompt levers: {', '.join(LEVERS)}")
+    ap.add_argument(
+        "--skip",
+        default="",
+        help="comma list of: tables,no-context,np-lm,own,ablations,ablation-evidence,demos",
+    )
+    ap.add_argument("--out", type=Path, default=BENCH_OUT / "tables.json")
+    ap.add_argument(
+        "--results",
+        default=None,
+        metavar="NAME",
+        help="also write the figures to scripts/results/NAME.json",
+    )
+    ap.add_argument(
+        "--results-out",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write the results file here instead (what scripts.check does)",
+    )
+    ap.add_argument(
+        "--rows", type=Path, default=None, help="folder for each run's rows (a file per subject)"
+    )
+    args = ap.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    args.data = data_root(args.data)
+    if args.demos_reference is None:
+        args.demos_reference = args.data / "factscore" / "demos" / "demons.json"
+    args.skip = set(filter(None, args.skip.split(",")))
+    args.np_scorers = list(filter(None, args.np_scorers.split(",")))
+    args.levers = list(filter(None, args.levers.split(",")))
+    unknown = set(args.levers) - set(LEVERS)
+    if unknown:
+        ap.error(f"unknown lever(s) {sorted(unknown)}; choose from {', '.join(LEVERS)}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Runs the sections asked for; prints markdown, writes the figures as JSON."""
+    args = parse_args(argv)
+    watch = Stopwatch()
+    report: dict = {"topics": args.topics, "objective": args.objective}
+    with watch("table 1"):
+        section_table1(report, labeled_bios(args.data), args.index)
+    seed_cache(args.cache, args.seed_cache, "tables")
+    stored = model_results(args.cache)
+    run = Runner(args.index, args.cache, args.data, args.lm, args.max_passages, args.evidence,
+                 args.rows, args.prefix_states)  # fmt: skip
+    report["evidence"] = args.evidence
+    report["max_passages"] = args.max_passages
+    report["skipped_topics"] = run.skipped
+    bios = run.bios(args.topics)
+    if len({topic_half(b.topic) for b in bios}) < 2:
+        raise SystemExit("--topics too small: cross-fitting needs topics in both halves")
+    report["topics_used"] = {t: run.topic_class[t] for t in run.topic_order[: args.topics]}
+    n_all = len(run.skipped) + len(run.topic_order)
+    log(f"{len(bios)} bios of {args.topics} topics; topics left out for their page length "
+        f"(--max-passages {args.max_passages}): {len(run.skipped)} of {n_all}")  # fmt: skip
+    with watch("tables 3 and 9"):
+        main_rows = [] if "tables" in args.skip else section_tables_3_9(report, run, bios, args)
+    if args.evidence_bios:
+        section_evidence_modes(report, run, args)
+    if "np-lm" not in args.skip and args.np_topics:
+        section_np_standins(report, run, args)
+    if "own" not in args.skip and args.own_topics and main_rows:
+        section_own_decomposition(report, run, main_rows, args)
+    if "ablations" not in args.skip and args.ablation_topics:
+        section_ablations(report, run, args)
+    if "ablation-evidence" not in args.skip:
+        section_ablation_evidence(report, run, args)
+    if "demos" not in args.skip and args.own_topics and args.demos_reference.exists():
+        section_demos(report, run, args)
+    if args.levers and main_rows:
+        section_levers(report, run, main_rows, args)
+
+    report["timings"] = run.timings
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    log(f"wrote {args.out}")
+    if args.results or args.results_out:
+        record = results_record(
+            args.results or "tables",
+            "scripts.reproduce_tables",
+            args.argv,
+            tables_data(report, bios),
+            tables_figures(report),
+            watch,
+            # Model results this run added to the cache: 0 when everything was replayed.
+            computed=model_results(args.cache) - stored,
+            cache_misses=sum(t["computed"] for t in run.timings.values()),
+        )
+        log(f"wrote {write_results(record, args.results_out)}")
+    if not main_rows:
+        return
+    # Ranking check over the calibrated ensemble, as a last line.
+    best = report["verifiers"]["retrieve-lm+np"]["calibrated"]
+    human = {s: best["subjects"][s]["human_score"] for s in best["subjects"]}
+    est = {s: best["subjects"][s]["estimated_score"] for s in best["subjects"]}
+    print(f"ranking kept by calibrated retrieve-lm+np: {ranking_kept(human, est)}")

@@ -1,0 +1,152 @@
+"""The benchmarks as a package: where they find the labeled data, one AUC, the results files
+and the checker's OK/FAIL on figures recomputed from the real dev files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from factscore_local.labels.labeled import human_facts
+from scripts import check, common, docs
+from tests.conftest import SHARED, require
+
+LABELED = SHARED / "factscore" / "labeled-dev"
+# Counted on InstructGPT's dev file by `python -m scripts.bench_fragments --subjects
+# InstructGPT` (no model): its facts and the ones the fragment filter flags.
+INSTRUCTGPT_FRAGMENTS = {
+    "model-atomic-facts/n": 2717,
+    "model-atomic-facts/no verb": 1,
+    "human-atomic-facts/n": 2587,
+    "human-atomic-facts/no verb": 1,
+}
+
+
+def fragments_record(figures: dict) -> dict:
+    argv = ["--subjects", "InstructGPT", "--show", "0"]
+    return {
+        "name": "fragments-instructgpt",
+        "module": "scripts.bench_fragments",
+        "command": common.command_line("scripts.bench_fragments", argv),
+        "commit": "test",
+        "date": "2026-11-27",
+        "machine": common.machine(),
+        "replay": {"argv": argv, "cached": False},
+        "figures": figures,
+    }
+
+
+# --- locating the data -----------------------------------------------------------------
+def test_data_root_error_names_the_option_and_the_variable(tmp_path, monkeypatch):
+    monkeypatch.delenv(common.DATA_ENV, raising=False)
+    with pytest.raises(common.DataNotFound) as info:
+        common.data_root(tmp_path)
+    message = str(info.value)
+    assert "--data" in message and common.DATA_ENV in message and str(tmp_path) in message
+
+
+def test_data_root_reads_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv(common.DATA_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(common.DataNotFound, match=r"\$FSCORE_DATA"):
+        common.data_root(None)
+    monkeypatch.setenv(common.DATA_ENV, str(require(SHARED)))
+    assert common.data_root(None) == SHARED
+
+
+def test_data_root_accepts_the_labeled_folder_itself(monkeypatch):
+    monkeypatch.delenv(common.DATA_ENV, raising=False)
+    assert common.data_root(require(LABELED)) == SHARED
+
+
+def test_labeled_bios_reads_each_file_once():
+    bios = common.labeled_bios(require(SHARED))
+    assert [len(bios[s]) for s in common.SUBJECTS] == [98, 98, 98]
+    again = common.labeled_bios(SHARED, ("ChatGPT",), responding=True)["ChatGPT"]
+    assert again[0] is bios["ChatGPT"][0]  # the same parsed objects: read once
+    assert all(b.annotations for b in again)
+
+
+# --- one AUC ---------------------------------------------------------------------------
+def test_auc_matches_sklearn_on_real_labels():
+    from sklearn.metrics import roc_auc_score
+
+    facts = [f for b in common.labeled_bios(require(SHARED))["ChatGPT"]
+             for f in human_facts(b.annotations)]  # fmt: skip
+    lengths = np.asarray([len(f.text.split()) for f in facts], float)  # many ties
+    supported = np.asarray([f.label == "S" for f in facts])
+    assert common.auc(lengths, supported) == pytest.approx(roc_auc_score(supported, lengths))
+    assert np.isnan(common.auc(lengths[supported], supported[supported]))
+
+
+# --- the checker -----------------------------------------------------------------------
+def test_compare_ok_and_fail():
+    verdicts = check.compare({"er": 3.3, "f1": 81.7, "kept": True, "gone": 1},
+                             {"er": 3.3, "f1": 81.6, "kept": True})  # fmt: skip
+    assert [v.ok for v in verdicts] == [True, False, True, False]
+    assert verdicts[1].line() == "FAIL f1: recorded 81.7, got 81.6"
+    assert check.compare({"f1": 81.7}, {"f1": 81.6}, tolerance=0.1)[0].ok
+    assert check.same(float("nan"), float("nan")) and not check.same(1, True)
+
+
+def test_replay_spec_fills_scratch_paths():
+    argv = ["--index", "dev-index", "--cache=x.db", "--seed-cache", "a.jsonl.gz",
+            "--out", "o.json", "--rows", "r", "--results", "t", "--topics", "98"]  # fmt: skip
+    spec = common.replay_spec(argv)
+    assert spec == {"argv": ["--index", "{index}", "--cache", "{tmp}/cache.db", "--seed-cache",
+                             "a.jsonl.gz", "--out", "{tmp}/out.json", "--topics", "98"],
+                    "cached": True}  # fmt: skip
+    assert common.replay_spec(["--index", "dev-index"]) is False  # nothing to replay from
+
+
+def test_check_reruns_a_benchmark_ok_then_fail(tmp_path, capsys):
+    """A real rerun (no model): the fragment counts of InstructGPT's dev file reproduce the
+    recorded ones; a figure recorded wrong fails."""
+    data = require(SHARED)
+    assert check.check(fragments_record(INSTRUCTGPT_FRAGMENTS), tmp_path, data)
+    out = capsys.readouterr().out
+    assert "OK fragments-instructgpt: 4 of 4 figures reproduced" in out
+    wrong = {**INSTRUCTGPT_FRAGMENTS, "model-atomic-facts/no verb": 2}
+    assert not check.check(fragments_record(wrong), tmp_path, data)
+    out = capsys.readouterr().out
+    assert "FAIL model-atomic-facts/no verb: recorded 2, got 1" in out
+    assert "FAIL fragments-instructgpt: 3 of 4" in out
+
+
+# --- the results files -----------------------------------------------------------------
+RESULTS = sorted(common.RESULTS.glob("*.json"))
+
+
+def test_results_files_exist():
+    names = {p.stem for p in RESULTS}
+    assert {"tables-98", "fragments-98"} <= names
+
+
+@pytest.mark.parametrize("path", RESULTS, ids=[p.stem for p in RESULTS])
+def test_every_results_file_says_what_ran_where(path: Path):
+    record = common.read_results(path)
+    assert record["name"] == path.stem
+    assert record["command"].startswith(("python -m scripts.", "fscore "))
+    assert record["commit"] and record["date"][:4].isdigit()
+    assert record["machine"].get("cores") and record["machine"].get("cpu")
+    assert record["figures"] and all(isinstance(k, str) for k in record["figures"])
+    if record.get("replay"):
+        assert record["replay"]["argv"] and "module" in record
+    json.dumps(record)  # plain data
+
+
+def test_docs_pages_are_generated(tmp_path):
+    written = {p.name for p in docs.write_docs(tmp_path)}
+    assert {f"{p.stem}.md" for p in RESULTS} | {"index.md", "headline.md"} <= written
+    headline = (tmp_path / "headline.md").read_text()
+    assert "| ChatGPT |" in headline and "F1, paper" in headline
+
+
+@pytest.mark.slow
+def test_tables_replay_on_a_slice(db_index):
+    """The tables replayed from the committed caches on a 10-topic slice: the same figures,
+    and no model result computed."""
+    record = common.read_results(common.RESULTS / "tables-10.json")
+    assert record["replay"]["cached"]
+    assert check.check(record, db_index, require(SHARED))
