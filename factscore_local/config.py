@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from factscore_local.lm import LM_CONTEXT
 from factscore_local.npm.np_prob import DEFAULT_NP_THRESHOLD as NPM_THRESHOLD
 from factscore_local.pipeline.abstain import ABSTAIN_RULES
 from factscore_local.pipeline.evidence import EVIDENCE_MODES
-from factscore_local.pipeline.verifiers import Thresholds, get_verifier
+from factscore_local.pipeline.verifiers import Thresholds, get_verifier, verifier_names
 from factscore_local.pipeline.verify_prompt import QUESTIONS
 
 RETRIEVALS = ("bm25", "dense")
@@ -40,11 +40,11 @@ DEFAULT_GAMMA = 10.0
 # Room in the context for the instruction, the chat template and the fact after a block.
 MAX_EVIDENCE_BUDGET = LM_CONTEXT - 512
 
-# NP's default scorer, chosen by measurement on the dev labels (BENCHMARKS.md, "NP
-# stand-ins"): the causal LM's token probabilities separate supported facts better than
+# NP's default scorer, chosen by measurement on the dev labels (docs/benchmarks/
+# np-standins-4.md): the causal LM's token probabilities separate supported facts better than
 # MiniLM with NPM's math (AUC 0.76 vs 0.62); read from the verification pass itself
 # ("lm-joint") they separate as well as with NP's own passages (AUC 0.793 vs 0.792 on 10
-# topics, 2,022 facts) and the ensemble needs one pass per fact instead of two.
+# topics, 2,022 facts; np-joint-10.md) and the ensemble needs one pass per fact instead of two.
 DEFAULT_NP_MODEL = "lm-joint"
 # NPM's threshold (0.3) fits a masked LM trained for token retrieval. MiniLM's mass on the
 # gold token is ~100x smaller, so it has its own default, fitted on dev topics. For the
@@ -62,85 +62,202 @@ def default_np_threshold(np_model: str | None) -> float:
     return STANDIN_NP_THRESHOLDS.get(np_model or DEFAULT_NP_MODEL, NPM_THRESHOLD)
 
 
+def setting(default: Any = MISSING, help: str = "", **cli: Any) -> Any:
+    """A setting of :class:`EvalConfig`: its default and its one explanation.
+
+    The explanation is the help of its ``fscore`` option (``factscore_local.cli.options``
+    builds the options from these fields) and of the API's keyword argument.
+
+    Args:
+        default: The value when none is given (MISSING: required).
+        help: What the setting does, for a user (the ``--help`` text).
+        **cli: How it is offered on the command line: ``choices`` (a tuple, or a function
+            returning one: also checked by ``EvalConfig``), ``option`` (the option's name
+            when not ``--field-name``), ``negatable`` (a ``--x/--no-x`` pair instead of a
+            flag), ``show_default`` (False hides it), ``min``/``max`` (an integer range),
+            ``existing_file`` (a path that must name a file), ``cli`` (False: no option).
+
+    Returns:
+        A dataclass field carrying the help in its metadata.
+
+    Example:
+        >>> from dataclasses import fields
+        >>> [f.metadata["help"] for f in fields(EvalConfig) if f.name == "k"]
+        ['Passages per fact for the LM.']
+    """
+    return field(default=default, metadata={"help": help, **cli})
+
+
 @dataclass(frozen=True)
 class EvalConfig:
-    index: Path
-    lm: str | None = None  # embedded name, GGUF file or HF directory; None = default
-    backend: str = "auto"
-    verifier: str = "retrieve-lm"
-    retrieval: str = "bm25"
-    k: int = 5
-    np_k: int = 3
-    np_model: str | None = None  # None: DEFAULT_NP_MODEL
-    np_threshold: float | None = None  # None: default_np_threshold(np_model)
-    # A fitted rule's weights (bias, then one per feature of the verifier's rule), from a
-    # settings file of ``fscore calibrate``; None: not fitted.
-    rule_weights: tuple[float, ...] | None = None
-    # Token ids a masked-LM NP scorer skips (e.g. FActScore's roberta_stopwords.txt for
-    # npm-single); None: derived from its own tokenizer.
-    np_stopwords: Path | None = None
-    margin: float = 0.0  # supported when logit(True) - logit(False) > margin
-    passage_order: str = "page"
-    # Worked examples of the True/False judgement before the Retrieve→LM prompt's evidence.
-    verify_demos: bool = False
-    fact_context: str = "none"  # one of FACT_CONTEXTS
-    verify_format: str = "chat"  # one of VERIFY_FORMATS
-    verify_question: str = "true-false"  # a key of verify_prompt.QUESTIONS
-    # "per-fact": each fact's own top-k passages (the paper's procedure); "shared": the
-    # facts of a bio share one block, the union of their top-k; "page": each fact is judged
-    # against the segment of its page that holds its top-k; "auto": per page, whichever of
-    # shared and page reads fewer tokens (evidence.py). The default by measurement
-    # (BENCHMARKS.md, "Evidence modes"): on long pages the modes separate the human labels
-    # alike; page segments are the fastest where a page has many facts (a long bio, or the
-    # bios of several subject LMs: 1.2 s/fact against 2.6 shared, 8.3 per-fact), the union
-    # where it has few (the demo's short bios: 4.9 s/fact against 16.7 page). On pages of
-    # at most k passages all modes build the same prompts.
-    evidence: str = "auto"
-    evidence_budget: int = 7000  # tokens of passages per block or segment (by measurement)
-    # Evidence from the whole index (global BM25 or dense top-k for the fact) for every line,
-    # its topic ignored; lines without a topic always get it.
-    global_evidence: bool = False
-    gamma: float = DEFAULT_GAMMA
-    abstain: str = "generic"  # one of ABSTAIN_RULES ("none": never abstain)
-    demos: Path | None = None
-    decompose_prompt: str = "ours"
-    use_atomic_facts: bool = False
-    # Sentences of a response that are decomposed; the rest are skipped and reported (a
-    # 1,000-sentence response would otherwise hold the run up for hours).
-    max_sentences: int = 100
-    cache: Path | None = None  # None: memory only
-    # A folder of evaluated evidence prefixes (llama.cpp's KV states; lm/prefix_states.py):
-    # a later pass over the same evidence loads them instead of reading it. None: not kept.
-    prefix_states: Path | None = None
-    seed: int = 0
-    # Bios verified together; 1 writes each bio's row as soon as it is scored (a page's KV
-    # prefix still carries over to the next bio).
-    chunk_bios: int = 1
-    # Bios whose lines carry FActScore's annotations also get their human atomic facts
-    # verified, for micro-F1 against the human labels.
-    validate: bool = True
-    threads: int | None = None
-    # Where the LM and the dense encoder run: auto (a CUDA GPU when torch sees one), cpu,
-    # cuda or cuda:N. On the CPU nothing changes; a GPU's results are cached apart.
-    device: str = "auto"
-    thresholds_from: str = "built-in defaults"  # where margin / np_threshold came from
+    """Every setting of the estimator, with its default (see each field's help).
+
+    Example:
+        >>> from pathlib import Path
+        >>> EvalConfig(index=Path("my-index"), k=3).evidence
+        'auto'
+    """
+
+    index: Path = setting(help="Index directory built by build-index.")
+    lm: str | None = setting(None, "Embedded model name, a GGUF file or an HF directory.")
+    backend: str = setting("auto", choices=LM_BACKENDS, option="--lm-backend")
+    verifier: str = setting(
+        "retrieve-lm",
+        "Default: the LM's own fitted rule where data/model-defaults.json ships one (the "
+        "embedded 1.5B model: retrieve-lm+np+coverage-fitted) and no --margin or "
+        "--np-threshold is given; else retrieve-lm.",
+        choices=verifier_names,
+        show_default=False,
+    )
+    retrieval: str = setting("bm25", choices=RETRIEVALS)
+    k: int = setting(5, "Passages per fact for the LM.")
+    np_k: int = setting(
+        3, "Passages NP reads per fact when it reads its own (the page's BM25 top).", cli=False
+    )
+    np_model: str | None = setting(
+        None,
+        "NP scorer: a local masked-LM directory (e.g. npm-single), 'minilm' (the embedded "
+        "encoder), 'lm' (the causal LM's token probabilities given NP's own passages) or "
+        "'lm-joint' (the same probabilities read from the Retrieve→LM pass, on its evidence: "
+        f"no second pass); default: {DEFAULT_NP_MODEL}.",
+    )
+    np_threshold: float | None = setting(
+        None,
+        f"Supported when NP exceeds this; default: {NPM_THRESHOLD} (NPM's) for a masked "
+        f"LM, {STANDIN_NP_THRESHOLDS['lm']} for 'lm' and 'lm-joint', "
+        f"{STANDIN_NP_THRESHOLDS['minilm']} (fitted on dev topics) for 'minilm'.",
+    )
+    rule_weights: tuple[float, ...] | None = setting(
+        None,
+        "A fitted rule's weights (bias, then one per feature of the verifier's rule), from "
+        "a settings file of 'fscore calibrate'; none: not fitted.",
+        cli=False,
+    )
+    np_stopwords: Path | None = setting(
+        None,
+        "Token ids (one per line) a masked-LM NP scorer skips, e.g. FActScore's "
+        "roberta_stopwords.txt with npm-single; default: derived from its tokenizer.",
+        existing_file=True,
+    )
+    margin: float = setting(0.0, "Supported when logit(True) - logit(False) exceeds this.")
+    # "page" shares the prompt prefix (and its KV cache) between facts that retrieve the
+    # same passages in another rank order.
+    passage_order: str = setting(
+        "page",
+        "Order of the passages in the prompt: 'page' (shares more prompt prefix between "
+        "facts, faster) or 'rank' (FActScore's: best passage last).",
+        choices=PASSAGE_ORDERS,
+    )
+    verify_demos: bool = setting(
+        False,
+        "Worked examples of the True/False judgement (supported, contradicted, not "
+        "mentioned) before the Retrieve→LM prompt's evidence.",
+        negatable=True,
+    )
+    fact_context: str = setting(
+        "none",
+        "'sentence': the verifier also sees the sentence the fact was taken from, as "
+        "context for its pronouns (not as evidence); the lm-joint NP is then read from the "
+        "prompt without it (a second, shorter pass per fact).",
+        choices=FACT_CONTEXTS,
+    )
+    verify_format: str = setting(
+        "chat",
+        "'chat': verification prompts in the model's chat template; 'plain': as text "
+        "ending in 'Answer:'.",
+        choices=VERIFY_FORMATS,
+    )
+    verify_question: str = setting(
+        "true-false",
+        "The question after the statement and its answer words: 'true-false' (True or "
+        "False?, FActScore's) or 'yes-no' (Yes or No?).",
+        choices=lambda: tuple(QUESTIONS),
+    )
+    # The default by measurement (docs/benchmarks/evidence-modes.md): on long pages the modes
+    # separate the human labels alike; page segments are the fastest where a page has many
+    # facts (a long bio, or the bios of several subject LMs: 1.2 s/fact against 2.6 shared,
+    # 8.3 per-fact), the union where it has few (the demo's short bios: 4.9 s/fact against
+    # 16.7 page). On pages of at most k passages all modes build the same prompts.
+    evidence: str = setting(
+        "auto",
+        "'per-fact': each fact judged against its own top-k passages (the paper's "
+        "procedure); 'shared': the facts of a bio against one block, the union of their "
+        "top-k in page order, evaluated once (each fact costs its own tokens); 'page': "
+        "each fact against its page, or the segment of it that holds its top-k, shared by "
+        "every bio of the topic; 'auto': per page, whichever of shared and page reads "
+        "fewer tokens.",
+        choices=EVIDENCE_MODES,
+    )
+    evidence_budget: int = setting(  # 7000 by measurement
+        7000,
+        "Most passage tokens in a block: a longer page is cut into balanced "
+        "segments ('page'); a bio whose union is larger is split by passage overlap "
+        "('shared').",
+    )
+    global_evidence: bool = setting(
+        False,
+        "Ignore the topics: each fact's evidence is its top-k passages from the whole "
+        "index (global BM25, or dense with --retrieval dense). Lines without a topic always "
+        "get this.",
+    )
+    gamma: float = setting(DEFAULT_GAMMA, "Length penalty; 0 disables.")
+    abstain: str = setting("generic", choices=ABSTAIN_RULES)  # "none": never abstain
+    demos: Path | None = setting(
+        None, "Decomposition demonstrations {sentence: [facts]}; default: data/demos.json."
+    )
+    decompose_prompt: str = setting(
+        "ours",
+        "'reference': FActScore's instruction text verbatim, no bullet prime (with "
+        "--demos demons.json, its exact prompts).",
+        choices=DECOMPOSE_PROMPTS,
+    )
+    use_atomic_facts: bool = setting(
+        False, "Take 'model-atomic-facts' from labeled input instead of decomposing."
+    )
+    # A 1,000-sentence response would otherwise hold the run up for hours.
+    max_sentences: int = setting(
+        100,
+        "Sentences of a response that are decomposed; the rest are skipped and reported.",
+        min=1,
+    )
+    # EvalConfig itself keeps results in memory only when cache is None; fscore eval and
+    # api.evaluate default to <index>/eval-cache.db.
+    cache: Path | None = setting(
+        None, "SQLite cache of model results (default: <index>/eval-cache.db)."
+    )
+    # llama.cpp's KV states of evaluated evidence prefixes (lm/prefix_states.py).
+    prefix_states: Path | None = setting(
+        None,
+        "Folder that keeps the evaluated evidence of each page (llama.cpp's KV state, "
+        "~28 KB a token for the 1.5B model): a later run on the same pages loads it instead "
+        "of reading them again; same results. Off by default.",
+    )
+    seed: int = setting(0, "Seed of the random verifier.")
+    # 1 writes each bio's row as soon as it is scored (a page's KV prefix still carries
+    # over to the next bio).
+    chunk_bios: int = setting(1, "Bios verified together.", cli=False)
+    validate: bool = setting(
+        True,
+        "With labeled input, also verify the human atomic facts and report ER and F1.",
+        negatable=True,
+    )
+    threads: int | None = setting(None, "CPU threads of the LM; default: all cores.", cli=False)
+    device: str = setting(
+        "auto",
+        "Where the LM and the dense encoder run: auto (a CUDA GPU when torch sees one), "
+        "cpu, cuda or cuda:N. On the CPU nothing changes; a GPU's results are cached apart.",
+    )
+    thresholds_from: str = setting(
+        "built-in defaults", "Where margin and np_threshold came from.", cli=False
+    )
 
     def __post_init__(self) -> None:
         get_verifier(self.verifier)  # raises on an unknown name, listing the known ones
-        for name, allowed in (
-            ("backend", LM_BACKENDS),
-            ("retrieval", RETRIEVALS),
-            ("passage_order", PASSAGE_ORDERS),
-            ("decompose_prompt", DECOMPOSE_PROMPTS),
-            ("fact_context", FACT_CONTEXTS),
-            ("verify_format", VERIFY_FORMATS),
-            ("verify_question", tuple(QUESTIONS)),
-            ("abstain", ABSTAIN_RULES),
-            ("evidence", EVIDENCE_MODES),
-        ):
-            value = getattr(self, name)
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+        for f in fields(self):
+            allowed = setting_choices(f.name)
+            value = getattr(self, f.name)
+            if allowed is not None and value not in allowed:
+                raise ValueError(f"{f.name} must be one of {', '.join(allowed)}; got {value!r}")
         for name in ("k", "np_k", "chunk_bios", "max_sentences"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
@@ -173,13 +290,33 @@ class EvalConfig:
 
 
 CONFIG_FIELDS = tuple(f.name for f in fields(EvalConfig))
+SETTING_FIELDS: dict[str, Field] = {f.name: f for f in fields(EvalConfig)}
+
+
+def setting_choices(name: str) -> tuple[str, ...] | None:
+    """The values a setting allows, from its declaration (None: any value of its type).
+
+    Args:
+        name: An ``EvalConfig`` field name.
+
+    Returns:
+        The allowed values, or None when the setting declares no choices.
+
+    Example:
+        >>> setting_choices("retrieval")
+        ('bm25', 'dense')
+    """
+    choices = SETTING_FIELDS[name].metadata.get("choices")
+    return tuple(choices()) if callable(choices) else choices
+
+
 DEFAULTS: dict[str, Any] = {
     f.name: f.default for f in fields(EvalConfig) if f.default is not MISSING
 }
 # What a settings file of ``fscore calibrate`` may set.
 SETTINGS_KEYS = ("verifier", "margin", "np_threshold", "np_model", "rule_weights")
 # Thresholds or a rule fitted on the dev labels for an embedded model (written by ``fscore
-# calibrate``; see BENCHMARKS.md), applied when that model is used and neither an option
+# calibrate``; see docs/benchmarks/), applied when that model is used and neither an option
 # nor a settings file gives them; "verifier" is the model's default verifier.
 MODEL_DEFAULTS_PATH = data_file("model-defaults.json")
 

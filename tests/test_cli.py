@@ -31,8 +31,10 @@ def test_build_lookup_search(tmp_path):
     out = tmp_path / "idx"
     runner = CliRunner()
     result = runner.invoke(
-        main, ["build-index", "--source", str(src), "--out", str(out), "--dense", "none", "--quiet"]
-    )
+        main,
+        ["build-index", "--source", str(src), "--out", str(out), "--dense", "none", "--quiet",
+         "--device", "cpu"],
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "1 pages" in result.output and "duplicate title" in result.output
     result = runner.invoke(main, ["lookup", "--index", str(out), "grace hopper", "--json"])

@@ -99,3 +99,18 @@ def test_np_stopwords_only_for_a_masked_lm(tmp_path):
     assert EvalConfig(index=tmp_path, np_model="minilm", np_stopwords=ids).np_stopwords == ids
     with pytest.raises(ValueError, match="masked LM"):
         EvalConfig(index=tmp_path, np_stopwords=ids)  # the default NP scorer is the causal LM
+
+
+def test_each_setting_declares_its_help_and_choices(tmp_path):
+    """The help of every setting lives in its field (the CLI options are built from it), and
+    a field's declared choices are what EvalConfig accepts."""
+    from factscore_local.config import SETTING_FIELDS, setting_choices
+
+    offered_without_help = {"backend", "retrieval", "abstain"}  # as before: choices say it
+    for name, field in SETTING_FIELDS.items():
+        assert field.metadata["help"] or name in offered_without_help, name
+    assert setting_choices("evidence") == ("per-fact", "shared", "page", "auto")
+    assert "retrieve-lm" in setting_choices("verifier")
+    assert setting_choices("k") is None
+    with pytest.raises(ValueError, match="verify_format must be one of chat, plain"):
+        EvalConfig(index=tmp_path, verify_format="markdown")

@@ -62,28 +62,30 @@ def json_objects(path: Path) -> Iterator[tuple[int, dict | str]]:
 def read_bios(path: Path) -> Iterator[Bio]:
     """One Bio per non-blank line; a bad line becomes a Bio with ``error`` set."""
     for number, obj in json_objects(path):
-        if isinstance(obj, str):
-            yield Bio(number, error=obj, source=str(path))
-            continue
-        topic, output = obj.get("topic"), obj.get("output")
-        # A line without a topic is judged against the whole index.
-        missing = [k for k, v in (("topic", topic), ("output", output))
-                   if not isinstance(v, str) and not (k == "topic" and v is None)]  # fmt: skip
-        if missing:
-            yield Bio(
-                number,
-                topic=topic if isinstance(topic, str) else "",
-                error=f"missing or non-string field(s): {', '.join(missing)}",
-                source=str(path),
-            )
-            continue
-        topic = topic or ""
-        yield Bio(
+        yield bio_from_object(number, obj, str(path))
+
+
+def bio_from_object(number: int, obj: dict | str, source: str = "") -> Bio:
+    """The Bio of one parsed line (a str: why the line is not a JSON object)."""
+    if isinstance(obj, str):
+        return Bio(number, error=obj, source=source)
+    topic, output = obj.get("topic"), obj.get("output")
+    # A line without a topic is judged against the whole index.
+    missing = [k for k, v in (("topic", topic), ("output", output))
+               if not isinstance(v, str) and not (k == "topic" and v is None)]  # fmt: skip
+    if missing:
+        return Bio(
             number,
-            topic=topic,
-            output=output,
-            annotations=obj.get("annotations"),
-            has_annotations_key="annotations" in obj,
-            source=str(path),
-            record=obj,
+            topic=topic if isinstance(topic, str) else "",
+            error=f"missing or non-string field(s): {', '.join(missing)}",
+            source=source,
         )
+    return Bio(
+        number,
+        topic=topic or "",
+        output=output,
+        annotations=obj.get("annotations"),
+        has_annotations_key="annotations" in obj,
+        source=source,
+        record=obj,
+    )

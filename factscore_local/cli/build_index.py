@@ -1,0 +1,114 @@
+"""``fscore build-index``: a Wikipedia source -> an index directory (:func:`api.build_index`)."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import click
+
+from factscore_local.cli.options import config_option
+from factscore_local.cli.output import fail
+from factscore_local.distributed.cli_options import pop_ray_options, ray_options
+
+
+@click.command("build-index")
+@click.option(
+    "--source",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="MediaWiki XML dump (.xml/.xml.bz2), FActScore .db, or JSONL {title, text}.",
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Index directory to create (or resume).",
+)
+@click.option(
+    "--tokenizer",
+    default="roberta",
+    show_default=True,
+    help="Passage tokenizer: 'roberta' (packaged, FActScore-compatible), 'minilm', "
+    "or a local Hugging Face tokenizer directory.",
+)
+@click.option("--max-tokens", default=256, show_default=True, help="Tokens per passage.")
+@click.option(
+    "--dense",
+    default="minilm",
+    show_default=True,
+    help="Dense model: 'minilm' (embedded), a local sentence-transformers "
+    "directory, or 'none' to skip (pages are then embedded on first use).",
+)
+@click.option("--no-bm25", is_flag=True, help="Skip the global Lucene BM25 index.")
+@click.option("--threads", default=2, show_default=True, help="Lucene indexing threads.")
+@click.option(
+    "--workers",
+    default=None,
+    type=int,
+    help="Processes cleaning wikitext (XML dumps); default: one per CPU.",
+)
+@click.option(
+    "--batch-pages",
+    default=500,
+    show_default=True,
+    help="Pages per committed batch (the resume granularity).",
+)
+@click.option("--overwrite", is_flag=True, help="Delete an existing build in --out first.")
+@config_option(
+    "device",
+    help="Where the dense encoder runs: auto (a CUDA GPU when torch sees one), cpu, cuda "
+    "or cuda:N.",
+)
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+@ray_options(workers_flag="--ray-workers")
+def build_index_cmd(
+    source, out, tokenizer, max_tokens, dense, no_bm25, threads, workers, batch_pages,
+    overwrite, device, quiet, **ray_opts,
+) -> None:  # fmt: skip
+    """Build (or resume) an index directory from a Wikipedia source."""
+    from factscore_local.api import build_index
+
+    ray = pop_ray_options(ray_opts)
+    if ray is not None:  # --engine ray: the dense stage on Ray workers, the same index
+        from factscore_local.distributed.engine import build_index_on_ray
+
+        build_index = partial(build_index_on_ray, ray=ray)
+    from factscore_local.index.builder import BuildError
+    from factscore_local.index.sources import SourceError
+
+    try:
+        manifest = build_index(
+            source,
+            out,
+            tokenizer=tokenizer,
+            max_tokens=max_tokens,
+            dense=dense,
+            bm25=not no_bm25,
+            threads=threads,
+            workers=workers or None,
+            batch_pages=batch_pages,
+            progress=not quiet,
+            overwrite=overwrite,
+            device=device,
+        )
+    except (SourceError, BuildError, FileNotFoundError, ValueError, RuntimeError) as exc:
+        fail(str(exc))
+    counts = manifest["counts"]
+    bad = sum(counts["bad"].values())
+    click.echo(
+        f"built {out}: {counts['pages']} pages, {counts['redirects']} redirects, "
+        f"{counts['passages']} passages, {bad} bad records, "
+        f"{sum(counts['skipped'].values())} skipped"
+    )
+    for reason, n in sorted(counts["bad"].items(), key=lambda kv: -kv[1]):
+        click.echo(f"  bad: {n} x {reason}")
+    if counts.get("source_truncated"):
+        click.echo(
+            "  warning: the source ended early (truncated); the pages read are kept", err=True
+        )
+    timings = ", ".join(f"{k} {v:.1f}s" for k, v in manifest["timings"].items())
+    click.echo(f"  timings: {timings}")
+
+
+COMMANDS = (build_index_cmd,)

@@ -1,0 +1,63 @@
+"""``fscore calibrate``: fit the verifier's thresholds on human-labeled bios
+(a thin layer over :func:`api.calibrate`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from factscore_local.cli.eval import RUN_ERRORS
+from factscore_local.cli.options import chosen_settings, estimator_options
+from factscore_local.cli.output import fail
+
+
+@click.command("calibrate")
+@estimator_options
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Settings file to write (JSON), for 'fscore eval --settings'.",
+)
+@click.option(
+    "--objective",
+    type=click.Choice(["er", "f1"]),
+    default="er",
+    show_default=True,
+    help="'er': mean error rate over the input files; 'f1': micro-F1 on not-supported facts.",
+)
+@click.pass_context
+def calibrate_cmd(ctx, out, objective, **opts) -> None:
+    """Fit the verifier's thresholds (margin, NP) on human-labeled bios."""
+    from factscore_local.api import calibrate
+
+    try:
+        settings = calibrate(
+            list(opts["inputs"]),
+            opts["index"],
+            objective=objective,
+            out=out,
+            cache=opts["cache"],
+            settings_file=opts["settings"],
+            n_samples=opts["n_samples"],
+            topic_half=opts["topic_half"],
+            progress=not opts["quiet"],
+            **chosen_settings(ctx, opts),
+        )
+    except RUN_ERRORS as exc:
+        fail(str(exc))
+    rule = (
+        f"weights {[round(w, 4) for w in settings['rule_weights']]}"
+        if "rule_weights" in settings
+        else f"margin > {settings['margin']}, NP > {settings['np_threshold']}"
+    )
+    click.echo(
+        f"{settings['verifier']}: {rule} "
+        f"(objective {objective}; on {settings['n_bios']} bios: ER "
+        f"{settings['defaults']['error_rate']} -> {settings['fit']['error_rate']}, F1 "
+        f"{settings['defaults']['f1_micro']} -> {settings['fit']['f1_micro']}); wrote {out}"
+    )
+
+
+COMMANDS = (calibrate_cmd,)

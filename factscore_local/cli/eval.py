@@ -1,0 +1,57 @@
+"""``fscore eval``: estimate FActScore of generations (a thin layer over :func:`api.evaluate`)."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import click
+
+from factscore_local.cli.options import chosen_settings, config_option, estimator_options
+from factscore_local.cli.output import fail, print_result
+from factscore_local.distributed.cli_options import pop_ray_options, ray_options
+
+# What running the estimator may raise: a clear message, exit status 2.
+RUN_ERRORS = (FileNotFoundError, ValueError, RuntimeError)
+
+
+@click.command("eval")
+@estimator_options
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where to write one JSON line per bio (and the run's record, OUT.record.json).",
+)
+@config_option("gamma")
+@config_option("validate")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@ray_options()
+@click.pass_context
+def eval_cmd(ctx, out, as_json, **opts) -> None:
+    """Estimate FActScore of the generations in --input."""
+    from factscore_local.api import evaluate
+
+    ray = pop_ray_options(opts)
+    if ray is not None:  # --engine ray: the same result, scored on Ray workers
+        from factscore_local.distributed.engine import evaluate_on_ray as evaluate
+
+        evaluate = partial(evaluate, ray=ray)
+    try:
+        result = evaluate(
+            list(opts["inputs"]),
+            opts["index"],
+            out=out,
+            cache=opts["cache"],
+            settings_file=opts["settings"],
+            n_samples=opts["n_samples"],
+            topic_half=opts["topic_half"],
+            progress=not opts["quiet"],
+            **chosen_settings(ctx, opts),
+        )
+    except RUN_ERRORS as exc:  # InputError is a ValueError
+        fail(str(exc))
+    print_result(result, as_json)
+
+
+COMMANDS = (eval_cmd,)
