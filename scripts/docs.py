@@ -8,11 +8,21 @@ them; and ``headline.md``, the dev-set ER and F1 of the default verifier beside 
 paper's, per subject (the README includes it). Nothing here is typed by hand: edit a
 results file's ``title``, ``about`` or ``reading`` (kept when the benchmark is rerun), or
 rerun the benchmark.
+
+A results file may lay its figures out as tables of its own (``tables``: a list of
+{"title", "prefix", "columns", "rows_head", "digits", "note"}): each table takes the figures
+named ``<prefix>/<row>/<column>``, one row per ``<row>`` in their order; a column is a
+figure's remaining name, or {"head", "cell", "digits"} with ``cell`` a template naming the
+row's figures in braces ("{er} [{er_low}, {er_high}]"; a figure absent from a cell that
+shows others reads "–"). Figures no table shows follow in one table. ``recorded_because``
+says why the checker does not re-run it.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import re
 from pathlib import Path
 
 from scripts.common import RESULTS, ROOT, SUBJECTS, read_results
@@ -114,11 +124,72 @@ def tables_pages(figures: dict) -> str:
 
 
 RENDERERS = {"scripts.reproduce_tables": tables_pages}
+FIELD = re.compile(r"\{([^{}]+)\}")  # a figure named in a cell template
+
+
+def fixed(value: object, digits: int | None) -> str:
+    """A figure as a cell, floats with ``digits`` decimals when given."""
+    if digits is not None and isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return cell(value)
+
+
+def _grid(figures: dict, spec: dict) -> tuple[dict[str, dict], list[dict], set[str]]:
+    """A laid-out table's rows ({row: {column: value}}), its columns ({"head", "cell"}) and
+    the names of the figures its cells show."""
+    prefix = spec["prefix"].rstrip("/") + "/"
+    rows: dict[str, dict[str, object]] = {}
+    where: dict[str, tuple[str, str]] = {}
+    for name, value in figures.items():
+        if name.startswith(prefix):
+            row, _, column = name[len(prefix) :].partition("/")
+            rows.setdefault(row, {})[column or "value"] = value
+            where[name] = (row, column or "value")
+    columns = spec.get("columns") or list(dict.fromkeys(c for r in rows.values() for c in r))
+    columns = [c if isinstance(c, dict) else {"head": c, "cell": "{" + c + "}"} for c in columns]
+    named = {n for c in columns for n in FIELD.findall(c["cell"])}
+    rows = {label: row for label, row in rows.items() if named & set(row)}  # rows it shows
+    return rows, columns, {name for name, (_, column) in where.items() if column in named}
+
+
+def layout_table(figures: dict, spec: dict) -> str:
+    """One of the tables a results file lays out (see the module's docstring)."""
+    rows, columns, _ = _grid(figures, spec)
+
+    def fill(row: dict, column: dict) -> str:
+        names = FIELD.findall(column["cell"])
+        if all(row.get(n) is None for n in names):  # a cell without any of its figures
+            return ""
+        digits = column.get("digits", spec.get("digits"))
+        shown = {n: "–" if row.get(n) is None else fixed(row[n], digits) for n in names}
+        return FIELD.sub(lambda m: shown[m.group(1)], column["cell"])
+
+    table = md_table(
+        [spec.get("rows_head", ""), *(c["head"] for c in columns)],
+        [[label, *(fill(row, c) for c in columns)] for label, row in rows.items()],
+    )
+    parts = [f"### {spec['title']}" if spec.get("title") else "", table, spec.get("note", "")]
+    return "\n\n".join(p for p in parts if p)
+
+
+def layout(figures: dict, specs: list[dict]) -> str:
+    """A results file's own tables, then every figure none of their cells shows."""
+    shown = set().union(*(_grid(figures, spec)[2] for spec in specs))
+    rest = {k: v for k, v in figures.items() if k not in shown}
+    parts = [layout_table(figures, spec) for spec in specs]
+    if rest:
+        parts += [
+            "### Other figures",
+            md_table(["figure", "value"], [[k, v] for k, v in rest.items()]),
+        ]
+    return "\n\n".join(parts)
 
 
 def page(record: dict) -> str:
     """One benchmark's page."""
     render = RENDERERS.get(record.get("module", ""), lambda f: figures_table(f))
+    if record.get("tables"):
+        render = functools.partial(layout, specs=record["tables"])
     machine = record.get("machine", {})
     where = ", ".join(cell(machine.get(k)) for k in ("cpu", "gpu") if machine.get(k))
     cores = machine.get("cores")
@@ -132,7 +203,8 @@ def page(record: dict) -> str:
     status = (
         "Replayed by `python -m scripts.check " + record["name"] + "` from the committed cache."
         if record.get("replay")
-        else "Recorded, not re-run by the checker (a timing or a run of hours)."
+        else "Recorded, not re-run by the checker "
+        f"({record.get('recorded_because', 'a timing or a run of hours')})."
     )
     data = record.get("data", {})
     used = "; ".join(f"{k}: {v}" for k, v in data.items()
@@ -181,6 +253,11 @@ def write_docs(out: Path = DOCS) -> list[Path]:
         written.append(path)
     rows = [[f"[{r.get('title', r['name'])}]({r['name']}.md)", r["date"][:10],
              "replayed" if r.get("replay") else "recorded"] for r in records]  # fmt: skip
+    main = next((r for r in records if r["name"] == HEADLINE), None)
+    if main is not None:  # the README's table, read from the headline results file
+        state = "replayed" if main.get("replay") else "recorded"
+        rows.append([f"[The README's headline table (from {HEADLINE})](headline.md)",
+                     main["date"][:10], state])  # fmt: skip
     index = out / "index.md"
     index.write_text(
         "# Benchmarks\n\nEvery figure comes from a results file in `scripts/results/`; "
@@ -188,7 +265,6 @@ def write_docs(out: Path = DOCS) -> list[Path]:
         "scripts.docs` writes these pages.\n\n" + md_table(["benchmark", "date", "check"], rows)
         + "\n", "utf-8")  # fmt: skip
     written.append(index)
-    main = next((r for r in records if r["name"] == HEADLINE), None)
     if main is not None:
         (out / "headline.md").write_text(headline(main), "utf-8")
         written.append(out / "headline.md")

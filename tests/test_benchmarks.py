@@ -127,7 +127,7 @@ def test_results_files_exist():
 def test_every_results_file_says_what_ran_where(path: Path):
     record = common.read_results(path)
     assert record["name"] == path.stem
-    assert record["command"].startswith(("python -m scripts.", "fscore "))
+    assert record["command"].startswith(("python -m scripts.", "fscore ", "bash scripts/"))
     assert record["commit"] and record["date"][:4].isdigit()
     assert record["machine"].get("cores") and record["machine"].get("cpu")
     assert record["figures"] and all(isinstance(k, str) for k in record["figures"])

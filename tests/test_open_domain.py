@@ -106,7 +106,8 @@ def test_vital_articles_index_counts_and_titles(vital_index):
 def test_a_factcheck_claim_finds_its_page(vital_index):
     """Global BM25 over the whole source, no topic: a Factcheck-Bench claim (subtask 4)
     retrieves the page about its subject (whether the lead holds the deciding fact is what
-    the coverage estimate in BENCHMARKS.md measures: here it does not mention Kenya)."""
+    the coverage estimate in docs/benchmarks/factcheck-coverage.md measures: here it does
+    not mention Kenya)."""
     ks = KnowledgeSource(vital_index)
     hits = ks.search("Barack Obama's father was from Kenya.", k=3)
     assert hits[0].passage.title == "Barack Obama"

@@ -2,7 +2,7 @@
 stopwords, not words of the topic's name) that occur in its own top-k passages. No model;
 on all 9,550 human facts of the dev bios it separates supported from not supported with
 an AUC of 0.83 (the LM's margin: 0.87), and it adds to the margin and NP in a fitted rule
-(BENCHMARKS.md)."""
+(docs/benchmarks/rule-halves.md)."""
 
 from __future__ import annotations
 
