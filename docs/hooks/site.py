@@ -1,0 +1,16 @@
+"""MkDocs hooks: the README's headline table, read inside the site.
+
+``docs/benchmarks/headline.md`` is generated for the README, so its links are relative to
+the repository root (``docs/benchmarks/x.md``); inside the site the page sits next to them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
+    """Rewrites the README-relative links of the generated headline page."""
+    if page.file.src_uri == "benchmarks/headline.md":
+        return markdown.replace("](docs/benchmarks/", "](")
+    return markdown

@@ -1,0 +1,74 @@
+"""The README stays a two-minute read whose headline table is the generated one, and the
+documentation site builds in strict mode (every link, page and API reference resolves)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from scripts import docs, readme_headline
+from scripts.common import RESULTS, read_results
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+MAX_README_LINES = 150
+SETUP_LINES = (
+    "bash scripts/setup.sh   # set up .venv + embedded models, then the demo: build an index,"
+    " score demo bios",
+    "bash scripts/test.sh    # set up if needed, ruff, then the test suite (what CI runs)",
+)
+
+
+def test_readme_is_short_and_opens_with_the_two_commands() -> None:
+    lines = README.read_text("utf-8").splitlines()
+    assert len(lines) <= MAX_README_LINES, f"README.md has {len(lines)} lines"
+    assert lines[2:6] == ["```bash", *SETUP_LINES, "```"]
+    text = "\n".join(lines)
+    assert "<!-- api-quickstart -->" in text and "<!-- /api-quickstart -->" in text
+
+
+def test_readme_links_resolve() -> None:
+    """Every relative link of the README names a file of the checkout."""
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", README.read_text("utf-8"))
+    missing = [link for link in links if "://" not in link and not (ROOT / link).exists()]
+    assert links and not missing, f"README.md links to missing files: {missing}"
+
+
+def test_readme_headline_is_the_generated_table() -> None:
+    """The README's block is the table ``python -m scripts.docs`` makes from the results
+    file now (not only the headline page last written)."""
+    record = read_results(RESULTS / f"{docs.HEADLINE}.json")
+    block = readme_headline.readme_block(README.read_text("utf-8"))
+    assert block == docs.headline(record), (
+        "README.md's headline block is stale: run `python -m scripts.docs` and "
+        "`python -m scripts.readme_headline` (or `bash scripts/docs_build.sh --update`)"
+    )
+    assert block == readme_headline.HEADLINE.read_text("utf-8")
+
+
+def test_splice_replaces_only_the_block() -> None:
+    readme = "# x\n\n<!-- headline -->\nold\n<!-- /headline -->\n\nrest\n"
+    assert readme_headline.splice(readme, "| a |") == (
+        "# x\n\n<!-- headline -->\n| a |\n<!-- /headline -->\n\nrest\n"
+    )
+    with pytest.raises(ValueError, match="headline"):
+        readme_headline.splice("# no markers\n", "| a |")
+
+
+def test_docs_build_strict(tmp_path: Path) -> None:
+    """``scripts/docs_build.sh``: mkdocs build --strict, offline (a few seconds)."""
+    if shutil.which("bash") is None:
+        pytest.skip("no bash")
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "docs_build.sh"), "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert (tmp_path / "site" / "reference" / "cli" / "index.html").exists()
+    api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text("utf-8")
+    assert 'id="factscore_local.evaluate"' in api
+    assert 'id="index.reader.KnowledgeSource"' in api
