@@ -1,0 +1,82 @@
+"""A slot check without the LM: are a fact's years, numbers, nationalities, occupations and
+names found in its passages, or do the passages give another value of the same type?
+
+The lexical coverage signal counts a fact's words found in its passages, wherever they are;
+it cannot tell that "Canadian" comes from the Canadian Open while the player is American.
+This check looks at the slots of a fact one by one: a slot whose value its passages state is
+confirmed; a slot whose value they do not state, while they state other values of its type
+(other years, other nationalities), conflicts. It is a candidate signal for rejecting
+contradicted facts (issue 39), measured by ``scripts.bench_counterfactual``; no verifier
+reads it yet.
+
+Example:
+    >>> slot_check("He was born in 1885.", ["Einstein was born on 14 March 1879 in Ulm."])
+    'conflict'
+    >>> slot_check("He was born in 1879.", ["Einstein was born on 14 March 1879 in Ulm."])
+    'confirmed'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from factscore_local.labels.counterfactual import NATIONALITIES, NUMBER_WORDS, OCCUPATIONS
+
+_YEAR = re.compile(r"(?<![\d.,])(?:1[0-9]{3}|20[0-2][0-9])(?![\d,])")
+_NUMBER = re.compile(r"(?<![\w.,])\d[\d,]*(?![\w,])")
+_OCCUPATION_WORDS = [w for group in OCCUPATIONS for w in group]
+
+
+def _words(pattern: str, text: str, flags: int = 0) -> set[str]:
+    return {m.group().lower() for m in re.finditer(pattern, text, flags)}
+
+
+def _listed(values: Sequence[str], text: str, case: bool) -> set[str]:
+    flags = 0 if case else re.IGNORECASE
+    return {v.lower() for v in values
+            if re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text, flags)}  # fmt: skip
+
+
+def slots(text: str) -> dict[str, set[str]]:
+    """The slot values of a text by type: years, numbers (not years; digits or words up to
+    twelve), nationalities and occupations (from the counterfactual probe's lists).
+
+    Example:
+        >>> slots("An American actor born in 1950 with three children.")["number"]
+        {'3'}
+    """
+    years = _words(_YEAR.pattern, text)
+    numbers = {n.replace(",", "") for n in _words(_NUMBER.pattern, text)} - years
+    number_words = _words(rf"\b(?:{'|'.join(NUMBER_WORDS[2:])})\b", text, re.IGNORECASE)
+    numbers |= {str(NUMBER_WORDS.index(w)) for w in number_words}
+    return {
+        "year": years,
+        "number": numbers,
+        "nationality": _listed(NATIONALITIES, text, case=True),
+        "occupation": _listed(_OCCUPATION_WORDS, text, case=False),
+    }
+
+
+def slot_check(fact: str, passages: Sequence[str]) -> str:
+    """How a fact's slots fare in its passages.
+
+    Args:
+        fact: the fact.
+        passages: the texts of its evidence.
+
+    Returns:
+        ``"conflict"`` when a slot's value is not in the passages while they hold another
+        value of its type; else ``"confirmed"`` when every slot is found; else
+        ``"unknown"`` (no slots, or a slot whose type the passages do not mention).
+    """
+    own = slots(fact)
+    found = slots(" ".join(passages))
+    verdict = "confirmed" if any(own.values()) else "unknown"
+    for kind, values in own.items():
+        missing = values - found[kind]
+        if missing and found[kind]:
+            return "conflict"
+        if missing:
+            verdict = "unknown"
+    return verdict

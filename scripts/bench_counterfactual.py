@@ -1,0 +1,259 @@
+"""Contradiction recall: do the verifiers reject supported facts with one slot changed?
+
+From the labeled dev bios, the facts the annotators labeled S get one-slot counterfactuals
+(``factscore_local.labels.counterfactual``: a year, a number, a place, a nationality, an
+occupation, a person or a work the page does not state). Per verifier and per kind it
+reports the contradiction recall (counterfactuals rejected), the acceptance of their
+originals, and the pair ordering of the margin (the counterfactual's below its original's).
+The originals' model results come from the committed caches (seed them with
+``--seed-cache``): only the counterfactuals need new forward passes, each a short tail
+after a page prefix that ``--prefix-states`` keeps.
+
+A slice (``--topics N --half H``: the first N topics of one topic half) is what a shared
+CPU affords; its results file says so.
+
+Example:
+    python -m scripts.bench_counterfactual --topics 10 --half 0 \\
+        --cache bench-out/counterfactual-cache.db --prefix-states /tmp/prefix-states \\
+        --seed-cache scripts/cache/dev-tables-98.jsonl.gz \\
+        --seed-cache scripts/cache/dev-levers-98.jsonl.gz \\
+        --seed-cache scripts/cache/counterfactual.jsonl.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from factscore_local.labels.counterfactual import (
+    KINDS,
+    build_pools,
+    make_counterfactuals,
+    page_texts,
+    sample,
+    supported_facts,
+)
+from factscore_local.labels.validation import topic_half
+from factscore_local.pipeline.slots import slot_check
+from scripts.common import (
+    BENCH_OUT,
+    ROOT,
+    SUBJECTS,
+    Stopwatch,
+    add_cache_options,
+    add_data_option,
+    data_root,
+    flatten,
+    labeled_bios,
+    log,
+    model_results,
+    results_record,
+    seed_cache,
+    write_results,
+)
+
+TAG = "counterfactual"
+PLANTED = (  # the demo bios' false statements, as facts of their topics
+    ("Albert Einstein", "Albert Einstein was born in 1885."),
+    ("Abraham Lincoln", "Abraham Lincoln worked as a lawyer in Ohio."),
+    ("Ayn Rand", "In 1958 Ayn Rand was awarded the Nobel Prize in Literature."),
+    ("Andre Agassi", "Andre Agassi is a Canadian professional tennis player."),
+)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m scripts.bench_counterfactual",
+                                 description=__doc__.split("\n\n")[0])  # fmt: skip
+    add_data_option(ap)
+    ap.add_argument("--index", type=Path, default=ROOT / "dev-index", help="the dev index")
+    add_cache_options(ap, BENCH_OUT / "counterfactual-cache.db")
+    ap.add_argument("--prefix-states", type=Path, default=None,
+                    help="folder keeping evaluated page prefixes (outside the repo)")  # fmt: skip
+    ap.add_argument("--lm", default=None, help="LM (default: the embedded 1.5B)")
+    ap.add_argument("--topics", type=int, default=None, help="first N topics of --half")
+    ap.add_argument("--half", type=int, choices=(0, 1), default=None, help="topic half")
+    ap.add_argument("--per-kind", type=int, default=None,
+                    help="at most this many pairs per kind and topic (seeded draw)")  # fmt: skip
+    ap.add_argument("--seed", type=int, default=0, help="seed of the counterfactuals")
+    ap.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        help="also write N pairs drawn with --sample-seed for a hand check",
+    )
+    ap.add_argument("--sample-seed", type=int, default=1)
+    ap.add_argument(
+        "--hand-check",
+        type=Path,
+        default=None,
+        help="JSON {kind: [checked, really false]} of a hand-checked sample",
+    )
+    ap.add_argument("--demo-index", type=Path, default=None,
+                    help="an index of the demo dump (fscore demo's): scores the planted "
+                    "statements")  # fmt: skip
+    ap.add_argument("--no-lm", action="store_true", help="make the pairs only (no verifier)")
+    ap.add_argument("--pairs-out", type=Path, default=BENCH_OUT / "counterfactual-pairs.jsonl")
+    ap.add_argument("--results", default="counterfactual-slice", help="results file name")
+    return ap.parse_args(argv)
+
+
+def make_pairs(args, watch):
+    """All pairs of the 98 dev topics (pools from all dev pages), then the slice."""
+    from factscore_local.index.reader import KnowledgeSource
+
+    from factscore_local.pipeline.decompose import load_spacy
+
+    root = data_root(args.data)
+    bios = labeled_bios(root, SUBJECTS, responding=True)
+    facts = [f for s in SUBJECTS for f in supported_facts(bios[s], s)]
+    with watch("pairs"):
+        ks = KnowledgeSource(args.index)
+        pages = page_texts(ks, [f.topic for f in facts])
+        nlp = load_spacy()
+        topics = [b.topic for b in bios["ChatGPT"] if b.topic in pages]
+        if args.half is not None:
+            topics = [t for t in topics if topic_half(t) == args.half]
+        topics = topics[: args.topics] if args.topics else topics
+        chosen = set(topics)
+        pools = build_pools(pages.values(), nlp)
+        pairs = make_counterfactuals([f for f in facts if f.topic in chosen], pages, nlp,
+                                     pools, seed=args.seed)  # fmt: skip
+    if args.per_kind:
+        groups = collections.defaultdict(list)
+        for p in pairs:
+            groups[(p.fact.topic, p.kind)].append(p)
+        keep = {id(p) for g in groups.values() for p in sample(g, args.per_kind, args.seed)}
+        pairs = [p for p in pairs if id(p) in keep]
+    return topics, pairs, ks
+
+
+def verify(args, queries: list[tuple[str, str, str]], index: Path):
+    """Each (title, topic, fact)'s default decision, margin, NP and coverage."""
+    from factscore_local.config import build_config
+    from factscore_local.pipeline.estimator import Estimator
+
+    settings = {
+        "index": index,
+        "lm": args.lm,
+        "cache": args.cache,
+        "evidence": "page",
+        "use_atomic_facts": True,
+        "gamma": 0,
+        "prefix_states": args.prefix_states,
+    }
+    estimator = Estimator(build_config(settings))  # the model's default verifier
+    log(TAG, f"verifier {estimator.config.verifier}: {len(queries)} facts")
+    return estimator.config.verifier, estimator.verify(queries)
+
+
+def figures(pairs, originals, counterfactuals, checks) -> dict:
+    """Per verifier and kind: recall, originals' acceptance, margin ordering."""
+    out: dict = {}
+    verdicts = {
+        "default": lambda r: r.is_supported,
+        "retrieve-lm, margin 0": lambda r: r.margin > 0,
+    }
+    if checks is not None:
+        verdicts["slot check (no LM)"] = None
+    for name, verdict in verdicts.items():
+        per: dict = {}
+        for kind in (*KINDS, "all"):
+            idx = [i for i, p in enumerate(pairs) if kind in ("all", p.kind)]
+            if not idx:
+                continue
+            if verdict is None:  # the slot check: rejects on a conflicting slot
+                cf = np.array([checks[i][1] == "conflict" for i in idx])
+                orig = np.array([checks[i][0] != "conflict" for i in idx])
+                per[kind] = {"pairs": len(idx), "recall": round(100 * cf.mean(), 1),
+                             "originals_accepted": round(100 * orig.mean(), 1)}  # fmt: skip
+                continue
+            cf = np.array([not verdict(counterfactuals[i]) for i in idx])
+            orig = np.array([verdict(originals[i]) for i in idx])
+            diff = np.array([counterfactuals[i].margin - originals[i].margin for i in idx])
+            per[kind] = {
+                "pairs": len(idx),
+                "recall": round(100 * cf.mean(), 1),
+                "originals_accepted": round(100 * orig.mean(), 1),
+                "margin_ordered": round(100 * ((diff < 0).mean() + 0.5 * (diff == 0).mean()), 1),
+            }
+        out[name] = per
+    return out
+
+
+def planted(args, verifier_name: str) -> dict:
+    """The demo's planted false statements, verified as facts on the demo index."""
+    from factscore_local.api import load_config
+    from factscore_local.pipeline.estimator import Estimator
+
+    config = load_config(args.demo_index, lm=args.lm)
+    results = Estimator(config).verify([(t, t, fact) for t, fact in PLANTED])
+    return {t: {"accepted": r.is_supported, "margin": r.margin} for (t, _), r in
+            zip(PLANTED, results, strict=True)}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    watch = Stopwatch()
+    topics, pairs, ks = make_pairs(args, watch)
+    kinds = collections.Counter(p.kind for p in pairs)
+    log(TAG, f"{len(topics)} topics, {len(pairs)} pairs: {dict(kinds)}")
+    args.pairs_out.parent.mkdir(parents=True, exist_ok=True)
+    with args.pairs_out.open("w", encoding="utf-8") as handle:  # scratch: shared data
+        for p in pairs:
+            handle.write(json.dumps(p.to_json(), ensure_ascii=False) + "\n")
+    if args.sample:
+        drawn = sample(pairs, args.sample, args.sample_seed)
+        path = args.pairs_out.with_name(f"counterfactual-sample-{args.sample_seed}.jsonl")
+        path.write_text("".join(json.dumps(p.to_json(), ensure_ascii=False) + "\n"
+                                for p in drawn), "utf-8")  # fmt: skip
+        log(TAG, f"hand-check sample: {path}")
+    if args.no_lm:
+        return
+    seed_cache(args.cache, args.seed_cache, TAG)
+    titles = {t: ks.resolve_title(t).title for t in topics}
+    before = model_results(args.cache)
+    with watch("originals"):
+        verifier, originals = verify(
+            args, [(titles[p.fact.topic], p.fact.topic, p.original) for p in pairs], args.index
+        )
+    computed_originals = model_results(args.cache) - before
+    with watch("counterfactuals"):
+        _, changed = verify(
+            args, [(titles[p.fact.topic], p.fact.topic, p.changed) for p in pairs], args.index
+        )
+    computed = model_results(args.cache) - before - computed_originals
+    with watch("slot_check"):  # against each fact's own top-k passages
+
+        def texts(result) -> list[str]:
+            return [ks.passage(e.passage_id).clean_text for e in result.evidence or ()]
+
+        checks = [(slot_check(p.original, texts(o)), slot_check(p.changed, texts(c)))
+                  for p, o, c in zip(pairs, originals, changed, strict=True)]  # fmt: skip
+    report = {"verifiers": figures(pairs, originals, changed, checks)}
+    seconds = watch.steps["counterfactuals"]
+    report["seconds_per_pair"] = round(seconds / max(1, len(pairs)), 2)
+    report["model_results_computed"] = {"originals": computed_originals,
+                                        "counterfactuals": computed}  # fmt: skip
+    if args.hand_check:
+        report["hand_check"] = json.loads(args.hand_check.read_text("utf-8"))
+    if args.demo_index:
+        with watch("planted"):
+            report["planted"] = planted(args, verifier)
+    print(json.dumps(report, indent=1))
+    data = {"labeled": "factscore/labeled-dev (S human atomic facts)", "index": "dev-index",
+            "slice": args.topics is not None, "topic_half": args.half, "topics": topics,
+            "pairs": len(pairs), "pairs_per_kind": dict(kinds), "seed": args.seed,
+            "per_kind_per_topic": args.per_kind, "default_verifier": verifier}  # fmt: skip
+    record = results_record(args.results, "scripts.bench_counterfactual", argv, data,
+                            flatten(report), watch, report=report)  # fmt: skip
+    log(TAG, f"wrote {write_results(record)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""The counterfactual probe on real facts: the labeled dev bios' S facts and their pages in the
+dev index (skipped where the shared data or the index is absent)."""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+
+import pytest
+
+from factscore_local.labels.counterfactual import (
+    KINDS,
+    Pools,
+    SourceFact,
+    build_pools,
+    make_counterfactuals,
+    occurs,
+    page_texts,
+    sample,
+    supported_facts,
+)
+from factscore_local.pipeline.inputs import read_bios
+from factscore_local.pipeline.slots import slot_check
+
+ROOT = Path(__file__).resolve().parents[1]
+LABELED = ROOT.parent / "shared" / "data" / "factscore" / "labeled-dev"
+INDEX = ROOT / "dev-index"
+N_TOPICS = 30  # enough facts for every kind, a few seconds of spaCy
+
+
+@pytest.fixture(scope="module")
+def probe():
+    if not (LABELED / "ChatGPT.jsonl").is_file() or not (INDEX / "manifest.json").is_file():
+        pytest.skip("needs ../shared/data/factscore/labeled-dev and dev-index/ (build-index)")
+    from factscore_local.index.reader import KnowledgeSource
+
+    from factscore_local.pipeline.decompose import load_spacy
+
+    facts = []
+    for subject in ("ChatGPT", "PerplexityAI", "InstructGPT"):
+        bios = [b for b in read_bios(LABELED / f"{subject}.jsonl") if b.annotations]
+        facts += supported_facts(bios[:N_TOPICS], subject)
+    pages = page_texts(KnowledgeSource(INDEX), [f.topic for f in facts])
+    nlp = load_spacy()
+    pools = build_pools(pages.values(), nlp)
+    return facts, pages, nlp, pools, make_counterfactuals(facts, pages, nlp, pools, seed=0)
+
+
+def test_every_kind_changes_one_slot_to_a_value_the_page_lacks(probe):
+    facts, pages, _, _, pairs = probe
+    kinds = collections.Counter(p.kind for p in pairs)
+    assert set(kinds) == set(KINDS), kinds
+    for p in pairs:
+        assert p.changed != p.original
+        # exactly one slot: the same text before and after it
+        assert p.original[: p.start] == p.changed[: p.start]
+        tail = len(p.original) - p.end
+        assert p.original[p.end :] == p.changed[len(p.changed) - tail :]
+        assert p.changed[p.start : len(p.changed) - tail] == p.new
+        assert p.original[p.start : p.end] == p.old
+        core = p.new.split(" ", 1)[1] if p.new.split(" ")[0] in ("a", "an", "A", "An") else p.new
+        assert not occurs(core, pages[p.fact.topic]), (p.kind, p.new, p.fact.topic)
+
+
+def test_years_move_by_four_to_seven(probe):
+    pairs = [p for p in probe[4] if p.kind == "year"]
+    assert pairs
+    assert all(4 <= abs(int(p.new) - int(p.old)) <= 7 for p in pairs)
+
+
+def test_the_draw_is_seeded(probe):
+    facts, pages, nlp, pools, pairs = probe
+    again = make_counterfactuals(facts[:200], pages, nlp, pools, seed=0)
+    first = [p for p in pairs if p.fact in set(facts[:200])]
+    assert [p.to_json() for p in again] == [p.to_json() for p in first]
+    assert sample(pairs, 10, seed=3) == sample(pairs, 10, seed=3)
+    other = make_counterfactuals(facts[:200], pages, nlp, pools, seed=1)
+    assert [p.new for p in other] != [p.new for p in first]
+
+
+def test_unknown_kind_is_a_clear_error(probe):
+    _, pages, nlp, _, _ = probe
+    fact = SourceFact(next(iter(pages)), "He was born in 1950.")
+    with pytest.raises(ValueError, match="unknown counterfactual kind 'colour'"):
+        make_counterfactuals([fact], pages, nlp, Pools(), kinds=("colour",))
+
+
+def test_slot_check_sees_a_changed_year():
+    page = ["Mitzi Gaynor (born September 4, 1931) is an American actress and singer."]
+    assert slot_check("Mitzi Gaynor was born on September 4, 1931.", page) == "confirmed"
+    assert slot_check("Mitzi Gaynor was born on September 4, 1925.", page) == "conflict"
+    assert slot_check("Mitzi Gaynor is a Canadian actress.", page) == "conflict"
+    assert slot_check("Mitzi Gaynor starred in films.", page) == "unknown"
