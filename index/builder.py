@@ -33,6 +33,8 @@ from factscore_local.index.store import STORE_NAME, Store
 from factscore_local.index.tokenizer import DEFAULT_TOKENIZER
 from tqdm import tqdm
 
+from factscore_local.extras import check_installed
+
 
 class BuildError(Exception):
     """The build cannot start or go on; the message says why and what to do."""
@@ -90,8 +92,14 @@ def peak_rss_mb() -> dict:
 def build_index(opts: BuildOptions) -> dict:
     source = opts.source.expanduser().resolve()
     out = opts.out.expanduser()
-    # Both checks raise before anything in --out is created or deleted.
+    # These checks raise before anything in --out is created or deleted.
     fmt = check_source(source)
+    if opts.bm25:  # its extras before hours of ingest, not after
+        check_installed("pyserini", "lucene", "the global BM25 index (or build with --no-bm25)")
+    if opts.dense:
+        check_installed(
+            "sentence_transformers", "dense", "the dense index (or build with --dense none)"
+        )
     _prepare_out(out, source, opts.overwrite)
     out.mkdir(parents=True, exist_ok=True)
     store = Store(out / STORE_NAME)

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 from factscore_local.index.chunking import strip_markers
 
+from factscore_local.extras import require
+
 DENSE_INDEX = "dense.faiss"
 
 
@@ -89,7 +91,7 @@ def last_embedded_id(conn: sqlite3.Connection, model: str) -> int:
 
 
 def build_faiss_index(conn: sqlite3.Connection, model: str, dim: int, path: Path) -> int:
-    import faiss
+    faiss = require("faiss", "dense", "dense retrieval (FAISS)")
 
     index = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
     cur = conn.execute(
@@ -113,7 +115,7 @@ def build_faiss_index(conn: sqlite3.Connection, model: str, dim: int, path: Path
 def load_faiss_index(path: Path, device: str = "cpu"):
     """Read a FAISS index; on a GPU device, search it there when faiss-gpu is installed
     (with faiss-cpu it says so once and searches on the CPU)."""
-    import faiss
+    faiss = require("faiss", "dense", "dense retrieval (FAISS)")
 
     from factscore_local.runtime.device import is_gpu, resolve_device
 

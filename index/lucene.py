@@ -20,6 +20,8 @@ from pathlib import Path
 from factscore_local.index.chunking import strip_markers
 from factscore_local.index.offline import enforce_offline
 
+from factscore_local.extras import require
+
 BM25_DIR = "bm25"
 
 
@@ -138,9 +140,9 @@ class LuceneIndex:
     def __init__(self, index_dir: Path) -> None:
         prepare_java_env()
         enforce_offline()
-        from pyserini.search.lucene import LuceneSearcher
+        lucene = require("pyserini.search.lucene", "lucene", "the global BM25 index")
 
-        self.searcher = LuceneSearcher(str(index_dir))
+        self.searcher = lucene.LuceneSearcher(str(index_dir))
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         hits = self.searcher.search(query, k=k)

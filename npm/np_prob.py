@@ -50,6 +50,8 @@ import numpy as np
 from factscore_local.index.offline import enforce_offline
 from factscore_local.npm.stopwords import derive_stopword_ids
 
+from factscore_local.extras import require
+
 DEFAULT_NP_THRESHOLD = 0.3  # FActScore: supported only if NP > 0.3 (strict), tuned for npm-single
 DEFAULT_PREFIX = "Fact: "
 SECTION_MARKERS = ("<s>", "</s>")  # FActScore's passages keep these between sections
@@ -390,6 +392,7 @@ def _load_local(path: Path) -> tuple[Any, Any]:
             "(e.g. facebook/npm-single downloaded beforehand with save_pretrained)"
         )
     enforce_offline()  # before transformers is imported: it reads the variables then
+    require("torch", "transformers", "NP with a masked LM")
     from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 

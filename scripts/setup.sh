@@ -52,7 +52,9 @@ if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$HASH" ]]; then
     # a wheel cached by an earlier build with AMX on must not be reused
     PIP_NO_CACHE="--no-cache-dir"
   fi
-  CMAKE_ARGS="${CMAKE_ARGS:-$DEFAULT_CMAKE_ARGS}" "$VENV/bin/pip" install -q ${PIP_NO_CACHE:-} -e "$ROOT[dev]"
+  # Every extra (the package's heavy parts: llama.cpp, transformers, dense, Lucene, report,
+  # ...) and the dev tools; a plain `pip install factscore-local` is the light core.
+  CMAKE_ARGS="${CMAKE_ARGS:-$DEFAULT_CMAKE_ARGS}" "$VENV/bin/pip" install -q ${PIP_NO_CACHE:-} -e "$ROOT[all,dev]"
   echo "$HASH" > "$STAMP"
   stage_done "factscore-local and its dependencies (llama.cpp compiled)"
 fi

@@ -15,3 +15,8 @@ export FSCORE_REQUIRE_BROWSER="${FSCORE_REQUIRE_BROWSER:-1}"
 cd "$ROOT"
 "$VENV/bin/ruff" check .
 "$VENV/bin/python" -m pytest "$@"
+# The wheel installed into a fresh environment scores a bio (a few minutes): on a full run
+# (no pytest arguments, as CI runs it) unless FSCORE_SMOKE=0; FSCORE_SMOKE=1 forces it.
+if [[ "${FSCORE_SMOKE:-$([[ $# -eq 0 ]] && echo 1 || echo 0)}" == "1" ]]; then
+  bash "$ROOT/scripts/smoke_wheel.sh"
+fi

@@ -258,7 +258,8 @@ def test_stored_prefix_states_give_the_same_results(small_lm, tmp_path):
 def test_logits_asked_for_some_positions_equal_those_of_every_position(small_lm):
     """The LM head runs only at the rows a caller keeps, and those rows are the rows of a
     pass with logits everywhere (up to the kernels' summation order, which can change with
-    the number of rows: <= 1e-3 in a margin on real 1.5B prompts, BENCHMARKS.md)."""
+    the number of rows: <= 1e-3 in a margin on real 1.5B prompts,
+    docs/benchmarks/verify-pass-model.md)."""
     ids = small_lm.prompt_ids(PASSAGE + "\n\nStatement: She was born in Warsaw in 1867.")
     n = 14
     keep = [2, 3, 4, 5, 9, n - 1]
@@ -322,3 +323,25 @@ def test_sentences_after_a_shared_page_read_it_once_and_judge_as_alone(small_lm,
         assert [a[0] for a in again] == [t[0] for t in together[:2]]
     finally:
         small_lm._states = None
+
+
+def test_half_precision_keeps_float32_logits():
+    """A GPU runs the transformers backend in bf16; its vocabulary projection stays in
+    float32, so margins do not move in bf16's steps of 0.125 (checked here with bf16 on the
+    CPU: the same arithmetic, no GPU needed)."""
+    full = load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu")
+    from factscore_local.lm.hf_backend import HFCausalLM
+    from factscore_local.model_store import resolve_lm
+
+    half = HFCausalLM(resolve_lm(SMALL_LM), threads=2, device="cpu", dtype="bfloat16")
+    assert half._head is not None and full._head is None
+    prompts = [
+        full.chat(f"Is it supported?\n\n{PASSAGE}\n\nStatement: {s} True or False?")
+        for s in ("Marie Curie was born in Warsaw.", "Marie Curie was born in Lisbon.")
+    ]
+    ours = [v.margin for v in full.true_false(prompts)]
+    theirs = [v.margin for v in half.true_false(prompts)]
+    assert ours[0] > ours[1] and theirs[0] > theirs[1]
+    for a, b in zip(ours, theirs, strict=True):
+        assert b == pytest.approx(a, abs=0.35)
+        assert b * 8 != round(b * 8)  # not on bf16's grid of 0.125

@@ -4,6 +4,7 @@ on the dev bios of two subjects."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -138,6 +139,36 @@ def test_report_is_self_contained_with_figures_bios_and_records(report_file):
     assert html.count("data-d='1'") == disagreements > 0
     assert "<td>ChatGPT</td>" in html and "<td>PerplexityAI</td>" in html
     assert "Run records" in html and "random with no LM on index" in html
+
+
+def test_text_from_the_rows_is_escaped_by_the_template():
+    """The page comes from a jinja2 template with autoescaping: topics, facts, errors and
+    run records are text, never markup; only our own SVG, style and script are not escaped."""
+    from factscore_local.report.build import build_report, environment
+    from factscore_local.report.data import Subject
+
+    evil = "<script>alert(1)</script>"
+    row = bio(f"Ann {evil}", [True, False], "rare", ["S", "NS"])
+    fact = FactResult(f"She wrote {evil} & 'more'.", True)
+    row = dataclasses.replace(row, decisions=(fact, *row.decisions[1:]))
+    failed = BioRow(2, "Bob <b>", "x/ChatGPT.jsonl", error=f"bad {evil}")
+    html = build_report([Subject(f"LM {evil}", [row, failed])], categories={"x": "rare"})
+    assert environment().autoescape("report.html.j2") is True
+    assert evil not in html and "<b>" not in html
+    shown = "&lt;script&gt;alert(1)&lt;/script&gt;"
+    places = (
+        f"<td>LM {shown}</td>",
+        f"<option>LM {shown}</option>",
+        f"data-subject='LM {shown}' data-topic='Ann {shown}'",
+        f"<summary>Ann {shown} · LM {shown} · rare",
+        f"She wrote {shown} &amp; &#39;more",
+        f"<summary>Bob &lt;b&gt; · LM {shown} · error: bad {shown}</summary>",
+    )
+    for place in places:
+        assert place in html, place
+    assert html.count("<script") == 2  # the passages' JSON and the page's own script
+    assert html.count("<svg") == 2
+    assert html.count("<details class=bio") == 2 and html.count("<tr class='fact") == 4
 
 
 # --- in a real browser -------------------------------------------------------------------

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from factscore_local.extras import require
 from factscore_local.labels.validation import subject_name
 from factscore_local.pipeline.records import BioRow, FactResult
 from factscore_local.pipeline.verifiers import (
@@ -237,7 +238,9 @@ def rule_features(signals: dict[str, np.ndarray], verifier: Verifier) -> np.ndar
 def fit_logistic(items: list[SubjectFacts], verifier: Verifier):
     """The logistic regression a fitted rule starts from: the human labels (S against the
     rest) on the rule's features of the human facts."""
-    from sklearn.linear_model import LogisticRegression
+    LogisticRegression = require(  # noqa: N806 - the class, under its own name
+        "sklearn.linear_model", "stats", "fitting a rule"
+    ).LogisticRegression
 
     x = np.concatenate([rule_features(s.h_signals, verifier) for s in items])
     supported = ~np.concatenate([s.h_label for s in items])

@@ -225,7 +225,7 @@ class LocalLM(ABC):
         SentencePiece (which adds a space to a text's start) the check fails and prompts are
         tokenized whole. Either way the ids are those of the whole prompt. Why: llama.cpp's
         tokenizer takes ~16 ms for a 4,000-token prompt, and the prompts of a page share all
-        but their last ~20 tokens (BENCHMARKS.md, "What a verification pass costs")."""
+        but their last ~20 tokens (docs/benchmarks/verify-pass-counts.md)."""
         encoded, cuts = [], []
         for prompt, prefix in zip(prompts, prefixes, strict=True):
             head = self._ids_of_prefix(prefix)

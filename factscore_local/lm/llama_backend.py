@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from factscore_local.extras import require
 from factscore_local.lm.base import LocalLM, cut_at_stop, render_chat
 from factscore_local.runtime.device import DeviceError, is_gpu, resolve_device
 
@@ -29,7 +30,7 @@ def warn_if_amx(llama_cpp) -> None:
 class LlamaCppLM(LocalLM):
     backend = "llama.cpp"
     # Sequences generated together: 1.1-1.4x the prompts/s of one at a time on real
-    # decomposition and claim prompts, 2 cores (BENCHMARKS.md, "Parallel generation");
+    # decomposition and claim prompts, 2 cores (docs/benchmarks/parallel-generation.md);
     # 1 generates one prompt at a time.
     GENERATION_WIDTH = 16
 
@@ -37,10 +38,7 @@ class LlamaCppLM(LocalLM):
         self, path: Path, n_ctx: int = 4096, threads: int | None = None, device: str = "cpu"
     ) -> None:
         super().__init__()
-        try:
-            import llama_cpp
-        except ImportError as exc:  # pragma: no cover - a declared dependency
-            raise RuntimeError("the llama.cpp backend needs llama-cpp-python") from exc
+        llama_cpp = require("llama_cpp", "llama", "the llama.cpp backend")
         self._lib = llama_cpp
         warn_if_amx(llama_cpp)
         path = Path(path)
@@ -180,7 +178,7 @@ class LlamaCppLM(LocalLM):
         """One sequence's tokens from position ``past``, with the LM head (152k rows, ~15%
         of a token's compute) run only where ``logits`` says: tails 1.07x faster. The rows
         asked for match those of a pass with logits everywhere up to summation order
-        (<= 1e-3 in a margin; BENCHMARKS.md, "What a verification pass costs")."""
+        (<= 1e-3 in a margin; docs/benchmarks/verify-pass-model.md)."""
         from factscore_local.lm.llama_parallel import put_tokens
 
         batch = self.llm._batch.batch

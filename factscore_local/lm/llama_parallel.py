@@ -4,7 +4,7 @@ context, one new token of every sequence per forward pass.
 On a CPU a single sequence's generation reads all the weights for every token; decoding
 16 sequences together reads them once for 16 tokens (on 2 AMD EPYC cores, 42 against 83
 tokens/s for the 1.5B model; on real prompts, whose outputs end at different lengths,
-1.1-1.4x, `BENCHMARKS.md`, "Parallel generation"). Prompts share
+1.1-1.4x, `docs/benchmarks/parallel-generation.md`). Prompts share
 their common prefix (the instruction and demonstrations), which is evaluated once into
 sequence 0 and copied to each slot; a slot that finishes takes the next prompt.
 
@@ -13,8 +13,8 @@ end-of-generation token, at ``max_new_tokens``, once a stop string appears, or o
 is written for the third time (a greedy loop, ``base.loop_end``: the output is cut there
 anyway, so the rest need not be generated). Batching
 changes llama.cpp's floating-point sums a little, so a rare output can differ from the
-one-at-a-time generation (measured in BENCHMARKS.md); outputs are cached by prompt, so a
-resumed run reuses them.
+one-at-a-time generation (docs/benchmarks/parallel-generation.md); outputs are cached by
+prompt, so a resumed run reuses them.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ that a later pass over the same evidence (another question after it, another sta
 context, a re-run) loads it instead of reading the page again.
 
 Reading a 3,690-token page segment took 87 s on 2 CPU cores; loading its state (28.7 KB
-a token for the 1.5B model) took 0.04 s (BENCHMARKS.md, "What a verification pass
-costs"). A loaded state is the cache as evaluating the prefix from an empty one left it,
+a token for the 1.5B model) took 0.04 s (docs/benchmarks/verify-pass-model.md).
+A loaded state is the cache as evaluating the prefix from an empty one left it,
 so every result is the same as without the store (tested). Files are keyed by the
 model's identity, the llama.cpp build and the prefix's token ids; each file also holds the
 ids, checked on loading. A file is written under a temporary name and renamed, so a killed

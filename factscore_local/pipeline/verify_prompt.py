@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from factscore_local.index.chunking import strip_markers
+from factscore_local.prompts import load_demos, load_prompt
 
 # The question after the statement, and the words its two answers start with (their
 # first tokens' logits are compared). "true-false" is FActScore's.
@@ -20,11 +21,13 @@ QUESTIONS = {
 DEFAULT_QUESTION = "true-false"
 # What a prompt ends with when it is not wrapped in the model's chat template.
 PLAIN_ANSWER = "\nAnswer:"
-INSTRUCTION = "Decide whether a statement about {topic} is supported by the passages below."
-NO_CONTEXT_INSTRUCTION = "Decide whether this statement about {topic} is true."
+# The wording lives in factscore_local/prompts/verify_*.txt.
+INSTRUCTION = load_prompt("verify_instruction")
+NO_CONTEXT_INSTRUCTION = load_prompt("verify_no_context")
 STATEMENT = "Statement: "  # where a prompt stops being shared by the facts of a page
-# The line that gives a fact's sentence as context (``fact_context="sentence"``).
-SENTENCE = "The statement below comes from this sentence (context, not evidence): "
+# The line that gives a fact's sentence as context (``fact_context="sentence"``); the quoted
+# sentence follows after a space (kept here: a text file's trailing space is easily lost).
+SENTENCE = load_prompt("verify_sentence") + " "
 
 
 def passage_block(title: str, text: str) -> str:
@@ -43,27 +46,15 @@ def passage_token_counter(tokenize) -> Callable[[object], int]:
     return token_len
 
 
-# Worked examples of the judgement (written for this project; the people are invented):
-# supported, contradicted and not-mentioned statements, pronouns, relations between
-# people. They precede the instruction, so every prompt shares them.
-DEMO_PASSAGE = passage_block(
-    "Mara Velden",
-    "Mara Velden (born 12 March 1961) is a Dutch cellist. She studied at the Royal "
-    "Conservatory of The Hague and joined the Concertgebouw Orchestra in 1987. In 1994 she "
-    "married the conductor Pieter Ansing, with whom she has two sons. She left the "
-    "orchestra in 2015 to teach.",
-)
-DEMO_JUDGEMENTS = (
-    ("Mara Velden joined the Concertgebouw Orchestra in 1987.", "True"),  # stated
-    ("Mara Velden studied in Amsterdam.", "False"),  # contradicted (The Hague)
-    ("Mara Velden has won a Grammy Award.", "False"),  # not mentioned
-    ("She is married to a conductor.", "True"),  # a pronoun for the topic
-    ("Pieter Ansing is the father of her sons.", "True"),  # a relation, implied
-    ("Mara Velden has a daughter.", "False"),  # not supported (two sons)
-    ("She is a teacher.", "True"),  # implied by "to teach"
-)
-DEMOS_INTRO = "Examples of the task, on a passage about someone else:"
-DEMOS_OUTRO = "Now the task itself."
+# Worked examples of the judgement (written for this project; the people are invented),
+# in prompts/verify_demo_passage.txt and verify_demos.txt: in order, a stated statement, a
+# contradicted one (The Hague), one not mentioned, a pronoun for the topic, a relation
+# implied, one not supported (two sons), one implied ("to teach"). They precede the
+# instruction, so every prompt shares them.
+DEMO_PASSAGE = passage_block(*load_demos("verify_demo_passage", 2)[0])
+DEMO_JUDGEMENTS: tuple[tuple[str, str], ...] = load_demos("verify_demos", 2)  # (fact, answer)
+DEMOS_INTRO = load_prompt("verify_demos_intro")
+DEMOS_OUTRO = load_prompt("verify_demos_outro")
 
 
 def verification_demos(question: str = DEFAULT_QUESTION) -> str:
@@ -118,8 +109,8 @@ def no_context_prompt(topic: str, atom: str, question: str = DEFAULT_QUESTION) -
     return f"{instruction}\n\n{statement_line(atom, '', question)}"
 
 
-OPEN_INSTRUCTION = "Decide whether the statement below is supported by the passages."
-OPEN_NO_CONTEXT = "Decide whether this statement is true."
+OPEN_INSTRUCTION = load_prompt("verify_open")
+OPEN_NO_CONTEXT = load_prompt("verify_open_no_context")
 
 
 def open_prompt(

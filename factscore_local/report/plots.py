@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import io
 
+from factscore_local.extras import require
+
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
 
 
 def _pyplot():
-    import matplotlib
-
+    matplotlib = require("matplotlib", "report", "the report's figures")
     matplotlib.use("Agg")
     matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "factscore-local"})
     import matplotlib.pyplot as plt

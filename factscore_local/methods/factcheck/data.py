@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from factscore_local.extras import require
 from factscore_local.pipeline.inputs import json_objects
 
 # The four stance labels, in the order the LM is asked for them.
@@ -95,7 +96,9 @@ def read_claims(path: Path) -> list[Claim]:
 def classification_scores(gold: list[str], predicted: list[str], labels: tuple[str, ...]) -> dict:
     """Accuracy, macro precision / recall / F1 over ``labels``, and per-label P / R / F1
     (scikit-learn; a label never predicted has precision 0)."""
-    from sklearn.metrics import accuracy_score, precision_recall_fscore_support
+    metrics = require("sklearn.metrics", "stats", "Factcheck-Bench's scores")
+    accuracy_score = metrics.accuracy_score
+    precision_recall_fscore_support = metrics.precision_recall_fscore_support
 
     if not gold:
         return {"n": 0}

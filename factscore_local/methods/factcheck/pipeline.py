@@ -27,6 +27,7 @@ from factscore_local.methods.factcheck.data import (
     edit_similarity,
 )
 from factscore_local.pipeline.verify_prompt import open_prompt, passage_block
+from factscore_local.prompts import load_demos, load_prompt
 
 # Label words per stance (first tokens must differ; checked by the LM).
 STANCE_WORDS = (
@@ -35,33 +36,12 @@ STANCE_WORDS = (
     ("Refutes", " Refutes"),
     ("Irrelevant", " Irrelevant"),
 )
-STANCE_INSTRUCTION = (
-    "Read the evidence and say how it bears on the claim. Answer with one word: Supports "
-    "(the evidence confirms the whole claim), Partially (it confirms part of the claim and "
-    "says nothing against the rest), Refutes (it contradicts the claim), or Irrelevant (it "
-    "neither confirms nor contradicts the claim)."
-)
-# Our own demonstrations, one per label.
-STANCE_DEMOS = (
-    ("The Danube flows into the Black Sea.",
-     "The Danube is the second-longest river in Europe. It rises in the Black Forest in "
-     "Germany and flows southeast for 2,850 km before it empties into the Black Sea through "
-     "a delta in Romania and Ukraine.", "Supports"),
-    ("Marie Curie won two Nobel Prizes, both of them in chemistry.",
-     "In 1911 Marie Curie received the Nobel Prize in Chemistry for her discovery of the "
-     "elements polonium and radium.", "Partially"),
-    ("The Eiffel Tower was completed in 1925.",
-     "The Eiffel Tower was built from 1887 to 1889 as the centrepiece of the 1889 World's "
-     "Fair in Paris.", "Refutes"),
-    ("Lake Baikal is the deepest lake in the world.",
-     "Siberia covers most of northern Asia and is known for its long, cold winters. Its "
-     "largest city is Novosibirsk.", "Irrelevant"),
-)  # fmt: skip
+# The wording and our own demonstrations, one per label (claim, evidence, label), are in
+# prompts/factcheck_*.txt.
+STANCE_INSTRUCTION = load_prompt("factcheck_stance")
+STANCE_DEMOS: tuple[tuple[str, str, str], ...] = load_demos("factcheck_stance_demos", 3)
 CLAIM_MARK = "Claim: "  # where a stance prompt stops being shared
-CORRECTION_INSTRUCTION = (
-    "The passages below show that a claim is wrong. Rewrite the claim so that it agrees "
-    "with the passages, changing as few words as possible. Write only the corrected claim."
-)
+CORRECTION_INSTRUCTION = load_prompt("factcheck_correction")
 
 
 def stance_prompt(claim: str, evidence: str) -> str:

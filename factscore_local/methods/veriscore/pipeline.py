@@ -35,66 +35,24 @@ from factscore_local.pipeline.evidence import page_blocks, shared_blocks
 from factscore_local.pipeline.inputs import json_objects
 from factscore_local.pipeline.sentences import split_sentences
 from factscore_local.pipeline.verify_prompt import passage_block, passage_token_counter
+from factscore_local.prompts import load_demos, load_prompt
 
-EXTRACT_INSTRUCTION = (
-    "Below is a passage in which one sentence is marked with <SOS> and <EOS>. List the "
-    "verifiable claims that the marked sentence makes, one per line, each starting with "
-    '"- ". A verifiable claim states one event or state of the world that could be checked '
-    "in an encyclopedia; write each so that it stands alone: replace pronouns and vague "
-    "references with the names they stand for (from the passage or the question), and keep "
-    "the dates, places and numbers needed to check it. Opinions, advice, instructions, "
-    "stories and hypotheticals are not verifiable. Use only the marked sentence; the rest "
-    f'is context. If the marked sentence has no verifiable claim, write "{NO_CLAIM}"'
-)
-# Our own demonstrations: (window text, answer).
-EXTRACT_DEMOS = (
-    ("Marie Curie was born in Warsaw in 1867. <SOS>She moved to Paris in 1891 to study "
-     "physics and mathematics at the Sorbonne.<EOS> There she met Pierre Curie.",
-     "- Marie Curie moved to Paris in 1891.\n- Marie Curie studied physics and mathematics "
-     "at the Sorbonne."),
-    ("Question: What is the highest mountain in Africa? <SOS>The highest one is "
-     "Kilimanjaro in Tanzania, at about 5,895 metres.<EOS>",
-     "- Kilimanjaro is the highest mountain in Africa.\n- Kilimanjaro is in Tanzania.\n"
-     "- Kilimanjaro is about 5,895 metres high."),
-    ("Question: How can I sleep better? <SOS>Try to go to bed at the same time every "
-     "night and keep your phone out of the bedroom.<EOS>", NO_CLAIM),
-    ("<SOS>The old dragon circled the castle twice before it landed on the highest "
-     "tower.<EOS> The knights hid in the cellar.", NO_CLAIM),
-    ("The Rhine rises in the Swiss Alps. <SOS>It flows for about 1,230 kilometres and "
-     "reaches the North Sea in the Netherlands, and I think it is the loveliest river in "
-     "Europe.<EOS>",
-     "- The Rhine flows for about 1,230 kilometres.\n- The Rhine reaches the North Sea in "
-     "the Netherlands."),
-)  # fmt: skip
+# The wording and our own demonstrations (a biography, a QA answer, and advice, fiction and
+# an opinion that yield no claim) are in prompts/veriscore_*.txt.
+EXTRACT_INSTRUCTION = load_prompt("veriscore_extract").format(no_claim=NO_CLAIM)
+EXTRACT_DEMOS: tuple[tuple[str, str], ...] = load_demos("veriscore_extract_demos", 2)
 PASSAGE_MARK = "Passage: "  # where an extraction prompt stops being shared
 
 # A second, short generation for claims that still open with a pronoun (the 1.5B model
 # leaves about a quarter of its claims so, despite the instruction): the claim rewritten
 # with the name the passage gives; kept only when ``accept_rewrite`` finds nothing else
 # changed and the name in the passage.
-RESOLVE_INSTRUCTION = (
-    "Each claim below was taken from the passage before it and opens with a pronoun. "
-    "Rewrite the claim so that it names the person or thing the pronoun stands for, as the "
-    "passage names it. Change nothing else."
-)
-RESOLVE_DEMOS = (
-    ("Question: Tell me a bio of Ada Lovelace. Ada Lovelace was an English mathematician. "
-     "She worked with Charles Babbage on his Analytical Engine.",
-     "She worked with Charles Babbage.", "Ada Lovelace worked with Charles Babbage."),
-    ("The Kinks formed in London in 1963. Their third single reached number one in Britain.",
-     "Their third single reached number one in Britain.",
-     "The Kinks' third single reached number one in Britain."),
-    ("Johan Cruyff played for Ajax and Barcelona. After he retired, he coached both clubs.",
-     "He coached Barcelona.", "Johan Cruyff coached Barcelona."),
-)  # fmt: skip
+RESOLVE_INSTRUCTION = load_prompt("veriscore_resolve")
+# (passage, claim, rewrite)
+RESOLVE_DEMOS: tuple[tuple[str, str, str], ...] = load_demos("veriscore_resolve_demos", 3)
 CLAIM_LINE = "Claim: "
 
-VERIFY_INSTRUCTION = {
-    "binary": "Decide whether the passages below support the claim. Answer Supported if they "
-    "do, and Unsupported if they do not (they contradict it, or do not say).",
-    "ternary": "Decide how the passages below bear on the claim. Answer Supported if they "
-    "confirm it, Contradicted if they contradict it, and Inconclusive if they do not say.",
-}
+VERIFY_INSTRUCTION = {m: load_prompt(f"veriscore_verify_{m}") for m in ("binary", "ternary")}
 VERDICT_WORDS = {
     "binary": (("supported", ("Supported", " Supported")),
                ("unsupported", ("Unsupported", " Unsupported"))),
