@@ -1,0 +1,374 @@
+"""``fscore eval --engine ray``: the estimator on a pool of Ray actors.
+
+Bios are grouped by topic, so that the bios of one page (one per subject LM) go to the
+same worker and still share its evidence and the LM's cached prompt prefix. Each worker is
+an actor that builds the estimator's components once (its LM loads once) and scores whole
+groups with ``Estimator.run``, exactly as the single process scores them; the rows come
+back to the driver, which writes them in input order: the same JSONL rows, and (through
+:class:`RayEvaluation.components`) the same run record, as ``Estimator.run``.
+
+Resuming. Workers read and write the run's result cache (``config.cache``: one SQLite file
+that the workers of one machine share; on a cluster, a path on a shared file system, or
+each node keeps its own). The driver also appends each finished row to a journal beside
+the output (``OUT.partial.jsonl``), keyed by its place in the input: a driver killed
+mid-run starts again from the journal without sending a finished bio out again, and a row
+is written once however many times a crashed worker's bios were retried.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from factscore_local.config import JOINT_NP, EvalConfig
+from factscore_local.distributed.cluster import (
+    PoolStats,
+    actor_options,
+    check_reachable,
+    kill_actors,
+    local_cpus,
+    ray_session,
+    require_ray,
+    run_items,
+    start_actors,
+    worker_device,
+)
+from factscore_local.pipeline.inputs import Bio
+from factscore_local.pipeline.records import BioRow
+
+JOURNAL_FORMAT = "factscore-local ray journal 1"
+
+
+# Runs of this driver process so far: each run names its workers afresh (Ray frees the
+# name of a killed actor later, not at once).
+_RUNS = {"n": 0}
+
+
+def worker_name(kind: str, index: int) -> str:
+    """The Ray name of worker ``index`` of this driver's current run (``kind``: ``eval``
+    or ``embed``), for ``ray.get_actor`` (a test kills one by it)."""
+    return f"fscore-{kind}-{os.getpid()}-{_RUNS['n']}-{index}"
+
+
+def next_run() -> None:
+    """Starts a new run's worker names."""
+    _RUNS["n"] += 1
+
+
+def journal_path(out: Path) -> Path:
+    """Where the rows of an unfinished Ray run of the output ``out`` are kept."""
+    return out.with_name(out.name + ".partial.jsonl")
+
+
+def needs_lm(config: EvalConfig) -> bool:
+    """Whether a run with ``config`` loads the LM (decomposition, the True/False margin or
+    the causal NP): its workers then load it before the first bio."""
+    from factscore_local.pipeline.verifiers import get_verifier
+
+    verifier = get_verifier(config.verifier)
+    causal_np = verifier.uses_np and config.np_model_spec in ("lm", JOINT_NP)
+    return not config.use_atomic_facts or verifier.uses_margin or causal_np
+
+
+class EvalWorker:
+    """One Ray worker: an estimator whose components (and LM) are built once."""
+
+    def __init__(self, config: EvalConfig) -> None:
+        self.config = config
+        self.estimator = None
+
+    def _ready(self):
+        if self.estimator is None:
+            from factscore_local.index.offline import enforce_offline
+            from factscore_local.pipeline.estimator import Estimator
+
+            enforce_offline()
+            estimator = Estimator(self.config)
+            if needs_lm(self.config):
+                estimator.lm()
+            self.estimator = estimator
+        return self.estimator
+
+    def prepare(self) -> dict:
+        """Loads the components; says where this worker runs and with which LM."""
+        lm = self._ready().components.lm
+        raw = lm.get().lm if lm.loaded else None
+        return {
+            "pid": os.getpid(),
+            "backend": getattr(raw, "backend", None),
+            "device": str(getattr(raw, "device", "cpu")) if raw is not None else None,
+        }
+
+    def evaluate(self, bios: list[Bio]) -> dict:
+        """Rows of a group of bios (in the order given), with the cache's counts."""
+        estimator = self._ready()
+        cache = estimator.components.cache
+        hits, misses = cache.hits, cache.misses
+        start = time.perf_counter()
+        rows = estimator.run(bios, None, progress=False)
+        return {
+            "rows": rows,
+            "hits": cache.hits - hits,
+            "misses": cache.misses - misses,
+            "seconds": time.perf_counter() - start,
+            "pid": os.getpid(),
+        }
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+@dataclass
+class RemoteLM:
+    """What the run record reads of the LM that the workers loaded."""
+
+    backend: str
+    device: str = "cpu"
+
+
+@dataclass
+class RayEvaluation:
+    """A finished Ray run: its rows in input order, and what the run record needs.
+
+    ``components`` stands for the estimator's components in
+    ``runtime.run_record.build_record``: the driver's view of the result cache (with the
+    workers' hit and miss counts) and the LM the workers loaded.
+    """
+
+    rows: list[BioRow]
+    components: Any
+    workers: list[dict] = field(default_factory=list)
+    pids: set[int] = field(default_factory=set)  # worker processes that returned rows
+    resumed: int = 0  # rows taken from the journal of an interrupted run
+    groups: int = 0
+    pool: PoolStats = field(default_factory=PoolStats)
+    seconds: float = 0.0
+
+
+def group_by_topic(bios: Sequence[Bio]) -> list[list[int]]:
+    """Positions of the bios, grouped by topic (input order inside a group), the groups
+    with the longest outputs first so that workers end together. A bio without a topic
+    (global evidence) is a group of its own."""
+    groups: dict[str, list[int]] = {}
+    for i, bio in enumerate(bios):
+        topic = bio.topic.strip()
+        groups.setdefault(topic or f"\x00{i}", []).append(i)
+    size = {key: sum(len(bios[i].output) + 1 for i in group) for key, group in groups.items()}
+    return [groups[key] for key in sorted(groups, key=lambda k: -size[k])]
+
+
+def _run_key(config: EvalConfig, bios: Sequence[Bio]) -> str:
+    """What a journal belongs to: the settings (threads aside) and the bios."""
+    from factscore_local.runtime.cache import key_of
+    from factscore_local.runtime.run_record import settings_of
+
+    settings = {k: v for k, v in settings_of(config).items() if k != "threads"}
+    return key_of(settings, [(b.source, b.line, b.topic, b.output, b.error) for b in bios])
+
+
+def read_journal(path: Path, run_key: str, bios: Sequence[Bio]) -> dict[int, BioRow]:
+    """The finished rows of an interrupted run of the same settings and input, by
+    position; empty when there is none (or it belongs to another run). A last line cut
+    short by a kill is ignored."""
+    if not path.is_file():
+        return {}
+    rows: dict[int, BioRow] = {}
+    with path.open(encoding="utf-8") as f:
+        try:
+            header = json.loads(f.readline() or "null")
+        except json.JSONDecodeError:
+            return {}
+        if not isinstance(header, dict) or header.get("format") != JOURNAL_FORMAT:
+            return {}
+        if header.get("run") != run_key:
+            return {}
+        for line in f:
+            try:
+                entry = json.loads(line)
+                position, row = int(entry["position"]), BioRow.from_json(entry["row"])
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                continue
+            if 0 <= position < len(bios) and row.line == bios[position].line:
+                rows.setdefault(position, row)
+    return rows
+
+
+class _Journal:
+    """Appends finished rows (one line each, flushed) to the journal of a run."""
+
+    def __init__(self, path: Path | None, run_key: str, kept: dict[int, BioRow]) -> None:
+        self.handle = None
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.handle = path.open("w", encoding="utf-8")
+        self.handle.write(json.dumps({"format": JOURNAL_FORMAT, "run": run_key}) + "\n")
+        for position in sorted(kept):
+            self.add(position, kept[position])
+        self.handle.flush()
+
+    def add(self, position: int, row: BioRow) -> None:
+        if self.handle is not None:
+            entry = {"position": position, "row": row.to_json()}
+            self.handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            self.handle.flush()
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+
+
+def _write_rows(out: Path, rows: Sequence[BioRow]) -> None:
+    """The output file, whole, in input order (written aside, then renamed)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
+    tmp.replace(out)
+
+
+def _backend_of(config: EvalConfig) -> str:
+    """The backend ``load_lm`` picks for the config's LM."""
+    from factscore_local.model_store import resolve_lm
+
+    if config.backend != "auto":
+        return config.backend
+    return "llama.cpp" if resolve_lm(config.lm).is_file() else "transformers"
+
+
+def worker_config(config: EvalConfig, threads_per_worker: int, gpus_per_worker: float):
+    """The config each worker runs: its own thread count, and the CPU unless Ray gave it
+    a GPU."""
+    device = worker_device(config.device, gpus_per_worker)
+    return replace(config, threads=threads_per_worker, device=device)
+
+
+def evaluate_with_ray(
+    config: EvalConfig,
+    bios: Sequence[Bio],
+    out: Path | None = None,
+    *,
+    address: str | None = None,
+    workers: int = 2,
+    threads_per_worker: int = 1,
+    gpus_per_worker: float = 0,
+    progress: bool = True,
+) -> RayEvaluation:
+    """Scores ``bios`` on a pool of Ray workers, as ``Estimator(config).run`` would.
+
+    Args:
+        config: the estimator's settings (its ``threads`` and ``device`` are set per worker).
+        bios: the input, as ``pipeline.inputs.read_bios`` reads it.
+        out: where to write one JSON line per bio, in input order (None: not written).
+        address: None for a new local cluster; ``auto`` or ``HOST:PORT`` for a running one.
+        workers: actors, each with its own copy of the LM.
+        threads_per_worker: CPU threads (and Ray CPUs) of each worker.
+        gpus_per_worker: GPUs of each worker (0: the workers run on the CPU).
+        progress: show a progress bar over the bios.
+
+    Returns:
+        A :class:`RayEvaluation`: the rows in input order, and the components for the
+        run record.
+
+    Raises:
+        RayEngineError: Ray missing, a cluster that cannot be reached, a worker that
+            cannot load its model, or a failure inside a worker (one line each).
+
+    Example:
+        >>> run = evaluate_with_ray(config, bios, Path("out.jsonl"), workers=2)  # doctest: +SKIP
+        >>> len(run.rows) == len(bios)  # doctest: +SKIP
+        True
+    """
+    from tqdm import tqdm
+
+    from factscore_local.runtime.cache import ResultCache
+    from factscore_local.runtime.components import Lazy
+
+    if workers < 1 or threads_per_worker < 1 or gpus_per_worker < 0:
+        raise ValueError("workers and threads per worker must be at least 1, GPUs at least 0")
+    require_ray()
+    if address:  # before anything is read or written
+        check_reachable(address)
+    remote_config = worker_config(config, threads_per_worker, gpus_per_worker)
+    start = time.perf_counter()
+    run_key = _run_key(config, bios)
+    journal_file = journal_path(out) if out is not None else None
+    done = read_journal(journal_file, run_key, bios) if journal_file else {}
+    resumed = len(done)
+    groups = [g for g in group_by_topic(bios) if any(i not in done for i in g)]
+    journal = _Journal(journal_file, run_key, done)
+    hits = misses = 0
+    pids: set[int] = set()
+    infos: list[dict] = []
+    pool = PoolStats()
+    bar = tqdm(
+        total=len(bios), initial=resumed, unit=" bios", desc="eval (ray)", disable=not progress
+    )
+    try:
+        if groups:
+            with ray_session(address, num_cpus=local_cpus(workers, threads_per_worker)) as ray:
+                actor_class = ray.remote(EvalWorker)
+                next_run()
+                actors = [
+                    actor_class.options(
+                        **actor_options(threads_per_worker, gpus_per_worker, worker_name("eval", i))
+                    ).remote(remote_config)
+                    for i in range(workers)
+                ]
+                try:
+                    infos = start_actors(ray, actors, "eval")
+
+                    def on_result(index: int, value: dict) -> None:
+                        nonlocal hits, misses
+                        hits, misses = hits + value["hits"], misses + value["misses"]
+                        pids.add(value["pid"])
+                        for position, row in zip(groups[index], value["rows"], strict=True):
+                            if position not in done:  # written once, however often computed
+                                done[position] = row
+                                journal.add(position, row)
+                        bar.update(len(value["rows"]))
+
+                    pool = run_items(
+                        ray,
+                        actors,
+                        [[bios[i] for i in group] for group in groups],
+                        lambda actor, item: actor.evaluate.remote(item),
+                        on_result,
+                        "eval",
+                    )
+                finally:
+                    kill_actors(ray, actors)
+    finally:
+        bar.close()
+        journal.close()
+    rows = [done[i] for i in range(len(bios))]
+    if out is not None:
+        _write_rows(out, rows)
+        journal_file.unlink(missing_ok=True)
+    cache = ResultCache(config.cache)
+    cache.hits, cache.misses = hits, misses
+    loaded = next((w for w in infos if w.get("backend")), None)
+    if loaded is None and needs_lm(config):  # every row came from the journal
+        loaded = {"backend": _backend_of(config), "device": remote_config.device}
+    if loaded is not None:
+        lm = Lazy.of(SimpleNamespace(lm=RemoteLM(loaded["backend"], loaded["device"])))
+    else:
+        lm = Lazy(lambda: None)
+    components = SimpleNamespace(cache=cache, lm=lm)
+    return RayEvaluation(
+        rows=rows,
+        components=components,
+        workers=infos,
+        pids=pids,
+        resumed=resumed,
+        groups=len(groups),
+        pool=pool,
+        seconds=time.perf_counter() - start,
+    )
