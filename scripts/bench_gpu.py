@@ -167,7 +167,7 @@ def record(args: argparse.Namespace) -> dict:
     """The GPU check's results file, from the JSON each step wrote into ``--steps``:
     ``gpu-verify``, ``devcpu-hf-verify``, ``cpu-verify`` (this machine, llama.cpp),
     ``gpu-encode``, ``devcpu-encode`` and the rows files they compared."""
-    from scripts.common import write_results
+    from scripts.common import machine, write_results
 
     steps = args.steps
 
@@ -212,10 +212,11 @@ def record(args: argparse.Namespace) -> dict:
         "commit": args.commit,
         "date": args.date,
         "machine": {
+            "cores": gpu["machine"]["cpu_cores"],
+            "cpu": "the lent GPU machine's x86-64 host (model not recorded)",
             "gpu": gpu["machine"].get("gpu"),
             "torch": gpu["machine"].get("torch"),
-            "gpu_host_cores": gpu["machine"]["cpu_cores"],
-            "llama_cpp_cores": os.cpu_count(),
+            "llama_cpp_machine": machine(),
         },
         "data": {
             "labeled": "factscore/labeled-dev/ChatGPT.jsonl",
