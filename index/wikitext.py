@@ -17,6 +17,16 @@ import re
 from dataclasses import dataclass, field
 
 import mwparserfromhell
+from factscore_local.index.wikitext_fallback import _crude_sections
+from factscore_local.index.wikitext_sections import (
+    _APOSTROPHES,
+    _COMMENT,
+    _ITEM,
+    _MAGIC_WORD,
+    _WS,
+    _SectionBuilder,
+    _tidy,
+)
 from mwparserfromhell.nodes import (
     Argument,
     Comment,
@@ -105,8 +115,6 @@ _BLOCK_TAGS: frozenset[str] = frozenset(
 # Wiki list markup is parsed into these tags (with wiki_markup "*", "#", ";" or ":").
 _LIST_TAGS: frozenset[str] = frozenset({"li", "dt", "dd"})
 
-# Marks the start of a list item inside a section buffer; resolved when the section is flushed.
-_ITEM = "\x00"
 
 _MEDIA_LINK = re.compile(r"\s*:?\s*(?:file|image|media)\s*:", re.IGNORECASE)
 _CATEGORY_LINK = re.compile(r"\s*category\s*:", re.IGNORECASE)
@@ -115,23 +123,7 @@ _INTERLANG_LINK = re.compile(r"\s*(?:[a-z]{2,3}(?:-[a-z]+)*|simple)\s*:")
 # Short interwiki prefixes that are visible links, not interlanguage links.
 _VISIBLE_INTERWIKI: frozenset[str] = frozenset({"mw", "voy", "doi", "wmf", "arxiv"})
 
-_APOSTROPHES = re.compile(r"'{2,}")  # bold/italic markup (style tags are not parsed, see below)
-_MAGIC_WORD = re.compile(r"__[A-Z]+__")
-_WS = re.compile(r"\s+")
-# Markup debris that must never reach the output, whatever the input looked like.
-_DEBRIS = re.compile(r"\{\{|\}\}|\[\[|\]\]|\{\||\|\}|<!--|-->|'{2,}|</?ref\b[^<>]*>", re.I)
-_PAREN_LEAD = re.compile(r"\(\s*(?:[;,]\s*)+")  # "( ; , born 1950)" -> "(born 1950)"
-_PAREN_TRAIL = re.compile(r"\s*[;,]\s*\)")  # "(born 1950; )" -> "(born 1950)"
-_DUP_COMMA = re.compile(r",(?:\s*,)+")  # "such as {{IPA|a}}, {{IPA|b}}, or" -> "such as, or"
-# "{{As of|2011}}, the ..." at a sentence start leaves an orphan comma: "X. , the" -> "X. the".
-# A space is required after the stop so that "e.g., the" is left alone.
-_ORPHAN_COMMA = re.compile(r"(^|[.!?]\s)\s*[,;]+(?=\s|$)")
-_PAREN_EMPTY = re.compile(r"\(\s*\)")
-_PAREN_INNER_WS = re.compile(r"\(\s+|\s+\)")
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?])(?=\s|$)")
 _TEMPLATE_NAME = re.compile(r"\{\{\s*([^{}|<>\[\]\n]+?)\s*(?:\||\}\})")
-_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-_HAS_WORD = re.compile(r"\w")
 _PIPE_TRICK = re.compile(r"\s*\([^()]*\)\s*$")
 
 # Pre-parse stripping.  Most of an article's bytes are citations; building mwparserfromhell
@@ -199,7 +191,7 @@ def clean_page(title: str, wikitext: str) -> CleanPage:
 
 
 # --------------------------------------------------------------------------------------------
-# Section assembly (shared by the parser walk and the regex fallback)
+# Pre-parse strip (section assembly is in wikitext_sections, the fallback in wikitext_fallback)
 # --------------------------------------------------------------------------------------------
 
 
@@ -232,73 +224,6 @@ def _prestrip(wikitext: str) -> str:
         prev = end
     pieces.append(wikitext[prev:])
     return "".join(pieces)
-
-
-def _tidy(text: str) -> str:
-    """Collapse whitespace and repair punctuation left behind by removed markup."""
-    text = _DEBRIS.sub("", text)
-    text = _WS.sub(" ", text)
-    if "(" in text:
-        text = _PAREN_LEAD.sub("(", text)
-        text = _PAREN_TRAIL.sub(")", text)
-        text = _PAREN_EMPTY.sub("", text)
-        text = _PAREN_INNER_WS.sub(lambda m: m.group(0).strip(), text)
-    if ",," in text or ", ," in text:
-        text = _DUP_COMMA.sub(",", text)
-    text = _ORPHAN_COMMA.sub(r"\1", text)
-    text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
-    return _WS.sub(" ", text).strip()
-
-
-def _render_body(buffer: str) -> str:
-    """Turn a section buffer (newlines + list-item markers) into one line of text."""
-    parts: list[str] = []
-    for line in buffer.split("\n"):
-        # Lines (or list items) left without any word, e.g. "." after a removed template, are
-        # noise; this also drops blank lines.
-        if not _HAS_WORD.search(line):
-            continue
-        line = line.strip()
-        if line[0] == _ITEM:
-            # Nested bullets ("**", "#:") collapse into one item marker.
-            parts.append("- " + line.lstrip(_ITEM + " \t"))
-        else:
-            parts.append(line)
-    # ";term:definition" leaves a second marker mid-line; render it as "term: definition".
-    return _tidy(" ".join(parts).replace(_ITEM, ": "))
-
-
-class _SectionBuilder:
-    """Collects text per section and tracks the heading chain for ``.:``-joined names."""
-
-    def __init__(self, title: str) -> None:
-        self.sections: list[str] = []
-        self._title = title
-        self._stack: list[tuple[int, str]] = []  # (heading level, cleaned heading)
-        self._heading: str | None = None  # None while in the lead
-        self.buf: list[str] = []
-
-    def write(self, text: str) -> None:
-        self.buf.append(text)
-
-    def heading(self, level: int, text: str) -> None:
-        self.flush()
-        while self._stack and self._stack[-1][0] >= level:
-            self._stack.pop()
-        self._stack.append((level, text))
-        # Headings that clean to nothing (e.g. only an {{anchor}}) are left out of the chain.
-        self._heading = ".:".join(h for _, h in self._stack if h)
-
-    def flush(self) -> None:
-        body = _render_body("".join(self.buf))
-        self.buf = []
-        if self._heading is None:
-            head = self._title  # lead: "{title} {text}"
-        else:
-            head = self._heading + "." if self._heading else ""  # "{Heading}. {text}"
-        section = f"{head} {body}".strip() if body else head
-        if section:
-            self.sections.append(section)
 
 
 # --------------------------------------------------------------------------------------------
@@ -412,87 +337,3 @@ def _clean_text(value: str) -> str:
 def _link_target_text(target: str) -> str:
     # Targets may hold entities ("[[OS&nbsp;X]]"); the rendered link text has them decoded.
     return _WS.sub(" ", html.unescape(target).strip().lstrip(":")).strip()
-
-
-# --------------------------------------------------------------------------------------------
-# Fallback: crude regex strip, used only if the parser walk fails
-# --------------------------------------------------------------------------------------------
-
-_CR_REF = re.compile(r"<ref[^>/]*/>|<ref[^>]*>.*?(?:</ref\s*>|\Z)", re.IGNORECASE | re.DOTALL)
-_CR_DROP_BLOCK = re.compile(
-    r"<(gallery|math|table|timeline|imagemap|score|chem|ce)\b.*?(?:</\1\s*>|\Z)",
-    re.IGNORECASE | re.DOTALL,
-)
-_CR_TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
-# Captions may hold single-bracket text ("[above]"); nested [[links]] are resolved first.
-_CR_MEDIA = re.compile(
-    r"\[\[\s*:?\s*(?:file|image|media|category)\s*:(?:[^\[\]]|\[[^\[\]]*\])*\]\]", re.IGNORECASE
-)
-_CR_INTERLANG = re.compile(r"\[\[[a-z]{2,3}(?:-[a-z]+)*:[^\[\]]*\]\]")
-_CR_LINK = re.compile(r"\[\[([^\[\]|]*)(?:\|([^\[\]]*))?\]\]")
-_CR_EXT_TITLED = re.compile(r"\[(?:https?:|ftp:)?//[^\s\]]+\s+([^\]]*)\]")
-_CR_EXT_BARE = re.compile(r"\[(?:https?:|ftp:)?//[^\s\]]+\]")
-_CR_BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
-_CR_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")
-_CR_HEADING = re.compile(r"^(={1,6})\s*(.+?)\s*\1\s*$")
-_CR_LIST = re.compile(r"^[*#;:]+\s*")
-
-
-def _repeat_sub(pattern: re.Pattern[str], repl: str, text: str, limit: int = 50) -> str:
-    # Innermost-first removal handles nesting without a real parser.
-    for _ in range(limit):
-        new = pattern.sub(repl, text)
-        if new == text:
-            break
-        text = new
-    return text
-
-
-def _crude_inline(text: str) -> str:
-    text = _COMMENT.sub("", text)
-    text = _CR_REF.sub("", text)
-    text = _CR_DROP_BLOCK.sub("", text)
-    text = _repeat_sub(_CR_TEMPLATE, "", text)
-    # Links innermost first, dropping file/category/interlanguage links at each round, so a
-    # file whose caption holds links goes away whole.
-    for _ in range(20):
-        new = _CR_MEDIA.sub("", text)
-        new = _CR_INTERLANG.sub("", new)
-        new = _CR_LINK.sub(lambda m: m.group(2) if m.group(2) is not None else m.group(1), new)
-        if new == text:
-            break
-        text = new
-    text = _CR_EXT_TITLED.sub(r"\1", text)
-    text = _CR_EXT_BARE.sub("", text)
-    text = _CR_BR.sub(" ", text)
-    text = _CR_TAG.sub("", text)
-    text = _MAGIC_WORD.sub("", text)
-    text = _APOSTROPHES.sub("", text)
-    return html.unescape(text)
-
-
-def _crude_sections(title: str, wikitext: str) -> list[str]:
-    out = _SectionBuilder(title)
-    # Strip multi-line constructs on the whole text first, then handle headings line by line.
-    text = _crude_inline(wikitext)
-    table_depth = 0  # tables are dropped line-wise: cells may contain any character
-    for line in text.split("\n"):
-        stripped = line.lstrip(" \t:")
-        if stripped.startswith("{|"):
-            table_depth += 1
-            continue
-        if table_depth:
-            if stripped.startswith("|}"):
-                table_depth -= 1
-            continue
-        heading = _CR_HEADING.match(line)
-        if heading:
-            out.heading(len(heading.group(1)), _tidy(heading.group(2)))
-            continue
-        marker = _CR_LIST.match(line)
-        if marker:
-            out.write("\n" + _ITEM + line[marker.end() :] + "\n")
-        else:
-            out.write(line + "\n")
-    out.flush()
-    return out.sections
