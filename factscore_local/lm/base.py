@@ -10,7 +10,8 @@ and the rest is evaluated from the end of the prefix. llama.cpp's numbers depend
 tokens are batched (a margin moved by up to ~0.07 with the reuse point), so this makes a
 result depend on the prompt alone: not on the prompts before it, the chunk, the order, or
 whether a run was resumed. Prompts are sorted so that those with the same prefix are
-adjacent, and the prefix is evaluated once for all of them.
+adjacent, and the prefix is evaluated once for all of them (prompt_tokens.py tokenizes
+and orders them).
 
 A prefix may have two levels: an outer one (a page's evidence), evaluated as above, and
 the rest of the prefix (a fact's sentence) evaluated as one batch after it. Prompts of
@@ -26,6 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+# common_prefix and _prefix_order are imported from here by other modules and tests.
+from factscore_local.lm.prompt_tokens import PromptTokens, _prefix_order
+from factscore_local.lm.prompt_tokens import common_prefix as common_prefix
 
 
 def answer_words(word: str) -> tuple[str, ...]:
@@ -57,23 +62,6 @@ class LMStats:
     extra: dict = field(default_factory=dict)
 
 
-def common_prefix(a: list[int], b: list[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def _find(ids: list[int], part: list[int], start: int) -> int:
-    """The first index >= start where ``part`` occurs in ``ids``, or -1."""
-    n = len(part)
-    for i in range(start, len(ids) - n + 1):
-        if ids[i : i + n] == part:
-            return i
-    return -1
-
-
 def render_chat(template: str | None, user: str, bos: str = "", eos: str = "") -> str:
     """A user turn plus the assistant's opening, with the model's own chat template."""
     if not template:
@@ -100,30 +88,6 @@ def _compiled_template(template: str):
 
     env.globals["raise_exception"] = raise_exception
     return env.from_string(template)
-
-
-def _remembered(memo: dict, key, limit: int, compute):
-    """memo[key], computed on first use; the least recently used entry goes once memo
-    holds ``limit`` (a page's ids stay while its sentences' prefixes come and go)."""
-    if key in memo:
-        memo[key] = memo.pop(key)  # now the most recent
-    else:
-        if len(memo) >= limit:
-            memo.pop(next(iter(memo)))
-        memo[key] = compute()
-    return memo[key]
-
-
-def _prefix_order(encoded: list[list[int]], prefixes: Sequence[str] | None) -> list[int]:
-    """The order to evaluate prompts in: grouped by prefix, the groups in the order their
-    prefixes first come (callers pass slices of prompts sorted so, and the last prefix of one
-    slice, still in the model's cache, is the first of the next), sorted by ids within a
-    group. Sorting by ids alone read a prefix again wherever its slice put another first."""
-    group: dict[str, int] = {}
-    for prefix in prefixes or ():
-        group.setdefault(prefix, len(group))
-    rank = [group[x] for x in prefixes] if prefixes else [0] * len(encoded)
-    return sorted(range(len(encoded)), key=lambda i: (rank[i], encoded[i]))
 
 
 def log_normaliser(rows: np.ndarray) -> np.ndarray:
@@ -177,7 +141,7 @@ def cut_loop(text: str) -> str:
     return text if end is None else text[:end]
 
 
-class LocalLM(ABC):
+class LocalLM(PromptTokens, ABC):
     name: str
     backend: str
 
@@ -216,43 +180,6 @@ class LocalLM(ABC):
     def fits(self, n_tokens: int) -> bool:
         """Whether a prompt of n tokens is kept whole (``prompt_ids`` cuts longer ones)."""
         return True
-
-    def _encode(self, prompts: list[str], prefixes: list[str]) -> tuple[list[list[int]], list[int]]:
-        """Each prompt's ids and how many of them its prefix (the part other prompts share)
-        holds. A prompt is tokenized as its prefix's ids followed by the rest's where the
-        tokenizer splits exactly there: checked once per prefix and first word of the rest,
-        which settle it for byte-level BPE (it never merges across a word boundary); with
-        SentencePiece (which adds a space to a text's start) the check fails and prompts are
-        tokenized whole. Either way the ids are those of the whole prompt. Why: llama.cpp's
-        tokenizer takes ~16 ms for a 4,000-token prompt, and the prompts of a page share all
-        but their last ~20 tokens (docs/benchmarks/verify-pass-counts.md)."""
-        encoded, cuts = [], []
-        for prompt, prefix in zip(prompts, prefixes, strict=True):
-            head = self._ids_of_prefix(prefix)
-            rest = prompt[len(prefix) :]
-            ids = None
-            if prefix and prompt.startswith(prefix) and self._splits_after(prefix, rest):
-                tail = self.continuation_ids(rest)
-                if tail is not None and self.fits(len(head) + len(tail)):
-                    ids = head + tail
-            if ids is None:
-                ids = self.prompt_ids(prompt)
-            encoded.append(ids)
-            cuts.append(common_prefix(head, ids))
-        return encoded, cuts
-
-    def _ids_of_prefix(self, prefix: str) -> list[int]:
-        return _remembered(self._prefix_ids, prefix, 16, lambda: self.prompt_ids(prefix))
-
-    def _splits_after(self, prefix: str, rest: str) -> bool:
-        word = rest[: rest.find(" ") + 1] if " " in rest else rest
-
-        def splits() -> bool:
-            tail = self.continuation_ids(word)
-            head = self._ids_of_prefix(prefix)
-            return tail is not None and self.prompt_ids(prefix + word) == head + tail
-
-        return _remembered(self._splits, (prefix, word), 64, splits)
 
     def label_ids(self) -> tuple[list[int], list[int]]:
         """First-token ids of True and False, looked up in the model's own tokenizer."""
@@ -427,48 +354,6 @@ class LocalLM(ABC):
             rows, gold = logits[:-1], ids[a:b]
             out[i] = (verdict, gold, rows[np.arange(len(gold)), gold] - log_normaliser(rows))
         return out
-
-    def _outer_cuts(self, encoded: list[list[int]], bases: list[str] | None) -> list[int]:
-        """Where each prompt's outer prefix level ends in its ids (0: none, or where its
-        ids do not start with the outer part's own)."""
-        cuts = []
-        for ids, base in zip(encoded, bases or [""] * len(encoded), strict=True):
-            head = self._ids_of_prefix(base) if base else []
-            cuts.append(len(head) if head and ids[: len(head)] == head else 0)
-        return cuts
-
-    def _token_span(self, prompt: str, ids: list[int], span: tuple[int, int]) -> tuple[int, int]:
-        """Token positions [a, b) of prompt[span[0]:span[1]] in ids; (0, 0) when a token
-        straddles either end. Read backwards from the prompt's end by each token's bytes
-        (only the statement and what follows it), where the backend gives them and they
-        spell the prompt; else by tokenizing the prompt cut at each end."""
-        raw = prompt.encode("utf-8")
-        start, end = (len(prompt[:char].encode("utf-8")) for char in span)  # bytes, not chars
-        pos, j = len(raw), len(ids)
-        b = j if end == pos else None
-        while j > 0 and pos > start:
-            piece = self.token_piece(ids[j - 1])
-            if not piece or raw[pos - len(piece) : pos] != piece:
-                return self._token_span_by_prefix(prompt, ids, span)
-            pos, j = pos - len(piece), j - 1
-            if pos == end:
-                b = j
-        if pos != start or b is None:
-            return 0, 0
-        return j, b
-
-    def _token_span_by_prefix(
-        self, prompt: str, ids: list[int], span: tuple[int, int]
-    ) -> tuple[int, int]:
-        """[a, b) when the prompt's tokens up to each end are those of the prompt cut
-        there; else (0, 0)."""
-        bounds = []
-        for char in span:
-            head = self.prompt_ids(prompt[:char])
-            if ids[: len(head)] != head:
-                return 0, 0
-            bounds.append(len(head))
-        return bounds[0], bounds[1]
 
     def token_logprobs(self, pairs: list[tuple[list[int], list[int]]]) -> list[np.ndarray]:
         """For (context ids, continuation ids) pairs: log P(continuation[j] | context,
