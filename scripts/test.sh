@@ -14,7 +14,13 @@ fi
 export FSCORE_REQUIRE_BROWSER="${FSCORE_REQUIRE_BROWSER:-1}"
 cd "$ROOT"
 "$VENV/bin/ruff" check .
-"$VENV/bin/python" -m pytest "$@"
+# With no arguments (as CI runs it) the 'heavy' checks are left out: they take minutes each
+# and repeat what lighter tests cover; `bash scripts/test.sh -m heavy` runs them.
+if [[ $# -eq 0 ]]; then
+  "$VENV/bin/python" -m pytest -m "not heavy"
+else
+  "$VENV/bin/python" -m pytest "$@"
+fi
 # The wheel installed into a fresh environment scores a bio (a few minutes): on a full run
 # (no pytest arguments, as CI runs it) unless FSCORE_SMOKE=0; FSCORE_SMOKE=1 forces it.
 if [[ "${FSCORE_SMOKE:-$([[ $# -eq 0 ]] && echo 1 || echo 0)}" == "1" ]]; then

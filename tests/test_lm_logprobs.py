@@ -325,6 +325,7 @@ def test_sentences_after_a_shared_page_read_it_once_and_judge_as_alone(small_lm,
         small_lm._states = None
 
 
+@pytest.mark.heavy
 def test_half_precision_keeps_float32_logits():
     """A GPU runs the transformers backend in bf16; its vocabulary projection stays in
     float32, so margins do not move in bf16's steps of 0.125 (checked here with bf16 on the

@@ -80,6 +80,7 @@ def test_generation_stops_at_a_loop_with_the_output_a_full_run_cuts_to(small_lm)
     assert spent < len(small_lm.tokenize(full_text))  # it stopped early
 
 
+@pytest.mark.heavy
 def test_without_the_loop_stop_the_generator_runs_on_as_llama_cpp_does(small_lm):
     prompt = "Write the line below again and again, one per line.\nThe sky is blue.\n"
     full = small_lm.llm.create_completion(prompt, max_tokens=96, temperature=0.0, top_k=1)

@@ -130,6 +130,7 @@ def test_rows_identical_to_single_process(local_ray, db_index, bios_file, single
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_worker_killed_mid_run(local_ray, db_index, bios_file, single_rows, tmp_path):
     """A worker's process killed while it scores: Ray restarts it and its bios are scored
     again; every bio is written exactly once, with the single process's results."""
