@@ -4,7 +4,7 @@ build a tiny index from the real dump excerpt and score one bio with the embedde
 model. Records the bundle's size and each command's time in ``scripts/results/airgap.json``.
 
 Usage (Linux, as root, from the checkout):
-    python -m scripts.bench_airgap --work /tmp/airgap
+    python -m scripts.bench_airgap --work bench-out/airgap
 
 Example:
     >>> from scripts.bench_airgap import offline

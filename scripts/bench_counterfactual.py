@@ -14,7 +14,7 @@ CPU affords; its results file says so.
 
 Example:
     python -m scripts.bench_counterfactual --topics 10 --half 0 \\
-        --cache bench-out/counterfactual-cache.db --prefix-states /tmp/prefix-states \\
+        --cache bench-out/counterfactual-cache.db --prefix-states bench-out/prefix-states \\
         --seed-cache scripts/cache/dev-tables-98.jsonl.gz \\
         --seed-cache scripts/cache/dev-levers-98.jsonl.gz \\
         --seed-cache scripts/cache/counterfactual.jsonl.gz
@@ -159,7 +159,7 @@ def figures(pairs, originals, counterfactuals, checks) -> dict:
         "retrieve-lm, margin 0": lambda r: r.margin > 0,
     }
     if checks is not None:
-        verdicts["slot check (no LM)"] = None
+        verdicts["slot-check"] = None
     for name, verdict in verdicts.items():
         per: dict = {}
         for kind in (*KINDS, "all"):
