@@ -201,20 +201,34 @@ def run_config(
         >>> run_config(config, bios, inputs=paths).score  # doctest: +SKIP
         0.58
     """
-    from factscore_local.labels.validation import validate_rows
     from factscore_local.pipeline.estimator import Estimator
-    from factscore_local.pipeline.scoring import summarize
-    from factscore_local.runtime.run_record import build_record, write_record
 
     out = Path(out) if out is not None else None
     estimator = Estimator(config)
     rows = estimator.run(list(bios), out, progress=progress)
+    return finish_run(config, rows, estimator.components, out, inputs, run_options)
+
+
+def finish_run(
+    config: EvalConfig,
+    rows: list,
+    components: Any,
+    out: Path | None,
+    inputs: Sequence[str | Path] = (),
+    run_options: Mapping[str, Any] | None = None,
+) -> EvalResult:
+    """A scored run's result: its summary, its validation against labels, and (when ``out``
+    is given) its run record written beside the rows. Both engines end with it."""
+    from factscore_local.labels.validation import validate_rows
+    from factscore_local.pipeline.scoring import summarize
+    from factscore_local.runtime.run_record import build_record, write_record
+
     summary = summarize(rows)
     validation = validate_rows(rows) if config.validate else None
     result = EvalResult(summary, rows, validation, config)
     if out is None:
         return result
-    record = build_record(config, list(inputs), dict(run_options or {}), estimator.components,
+    record = build_record(config, list(inputs), dict(run_options or {}), components,
                           result.to_json())  # fmt: skip
     write_record(out, record)
     return EvalResult(summary, rows, validation, config, record)
@@ -331,8 +345,15 @@ def build_index(source: str | Path, out: str | Path, **options: Any) -> dict:
         >>> manifest["counts"]["pages"]  # doctest: +SKIP
         2
     """
-    from factscore_local.index.builder import BuildOptions
     from factscore_local.index.builder import build_index as build
+
+    return build(build_options(source, out, **options))
+
+
+def build_options(source: str | Path, out: str | Path, **options: Any):
+    """``BuildOptions`` from keyword options (``None`` means the default; ``dense="none"``
+    skips the dense index); an unknown option is a ``ValueError``."""
+    from factscore_local.index.builder import BuildOptions
 
     known = {f.name for f in fields(BuildOptions)} - {"source", "out"}
     unknown = sorted(set(options) - known)
@@ -341,4 +362,4 @@ def build_index(source: str | Path, out: str | Path, **options: Any) -> dict:
     values = {k: v for k, v in options.items() if v is not None or k == "dense"}
     if isinstance(values.get("dense"), str) and values["dense"].lower() == "none":
         values["dense"] = None
-    return build(BuildOptions(source=Path(source), out=Path(out), **values))
+    return BuildOptions(source=Path(source), out=Path(out), **values)

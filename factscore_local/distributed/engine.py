@@ -63,11 +63,8 @@ def run_config_with_ray(
     Example:
         >>> run_config_with_ray(config, bios, ray=RayOptions(workers=4))  # doctest: +SKIP
     """
+    from factscore_local.api import finish_run
     from factscore_local.distributed.ray_eval import evaluate_with_ray
-    from factscore_local.labels.validation import validate_rows
-    from factscore_local.pipeline.scoring import summarize
-    from factscore_local.results import EvalResult
-    from factscore_local.runtime.run_record import build_record, write_record
 
     out = Path(out) if out is not None else None
     run = evaluate_with_ray(
@@ -80,15 +77,8 @@ def run_config_with_ray(
         gpus_per_worker=ray.gpus_per_worker,
         progress=progress,
     )
-    summary = summarize(run.rows)
-    validation = validate_rows(run.rows) if config.validate else None
-    result = EvalResult(summary, run.rows, validation, config)
-    if out is None:
-        return result
     options = {**dict(run_options or {}), **ray.as_run_option()}
-    record = build_record(config, list(inputs), options, run.components, result.to_json())
-    write_record(out, record)
-    return EvalResult(summary, run.rows, validation, config, record)
+    return finish_run(config, run.rows, run.components, out, inputs, options)
 
 
 def evaluate_on_ray(
@@ -155,20 +145,11 @@ def build_index_on_ray(source: str | Path, out: str | Path, *, ray: RayOptions, 
     Example:
         >>> build_index_on_ray("pages.db", "my-index", ray=RayOptions(workers=4))  # doctest: +SKIP
     """
-    from dataclasses import fields
-
+    from factscore_local.api import build_options
     from factscore_local.distributed.ray_build import build_index_with_ray
-    from factscore_local.index.builder import BuildOptions
 
-    known = {f.name for f in fields(BuildOptions)} - {"source", "out"}
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise ValueError(f"unknown build option(s): {', '.join(unknown)}")
-    values = {k: v for k, v in options.items() if v is not None or k == "dense"}
-    if isinstance(values.get("dense"), str) and values["dense"].lower() == "none":
-        values["dense"] = None
     return build_index_with_ray(
-        BuildOptions(source=Path(source), out=Path(out), **values),
+        build_options(source, out, **options),
         address=ray.address,
         workers=ray.workers,
         threads_per_worker=ray.threads_per_worker,
