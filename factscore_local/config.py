@@ -104,7 +104,7 @@ class EvalConfig:
     verifier: str = setting(
         "retrieve-lm",
         "Default: the LM's own fitted rule where data/model-defaults.json ships one (the "
-        "embedded 1.5B model: retrieve-lm+np+coverage-fitted) and no --margin or "
+        "embedded 1.5B model: retrieve-lm+np+coverage+slots-fitted) and no --margin or "
         "--np-threshold is given; else retrieve-lm.",
         choices=verifier_names,
         show_default=False,
@@ -367,10 +367,14 @@ def build_config(
     if fitted.get("verifier") and not given & {"verifier", "margin", "np_threshold"}:
         values["verifier"] = fitted["verifier"]
     verifier = values.get("verifier", DEFAULTS["verifier"])
-    if fitted.get("verifiers") and verifier in fitted["verifiers"]:
+    # Shipped thresholds: one set for the verifiers listed, or one per fitted rule.
+    shipped = fitted.get("rules", {}).get(verifier)
+    if shipped is None and verifier in fitted.get("verifiers", ()):
+        shipped = fitted
+    if shipped:
         fitted_keys = ("margin", "np_threshold", "rule_weights")
-        taken = [k for k in fitted_keys if k in fitted and k not in given]
-        values.update({k: fitted[k] for k in taken})
+        taken = [k for k in fitted_keys if k in shipped and k not in given]
+        values.update({k: shipped[k] for k in taken})
         sources += [f"fitted defaults of {model_name(values.get('lm'))}"] * bool(taken)
     values["thresholds_from"] = ", ".join(sources) or "built-in defaults"
     if values.get("index") is None:

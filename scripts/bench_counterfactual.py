@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from factscore_local.config import model_defaults
 from factscore_local.labels.counterfactual import (
     KINDS,
     build_pools,
@@ -40,6 +41,7 @@ from factscore_local.labels.counterfactual import (
 )
 from factscore_local.labels.validation import topic_half
 from factscore_local.pipeline.slots import slot_check
+from factscore_local.pipeline.verifiers import SIGNALS, Thresholds, get_verifier
 from scripts.common import (
     BENCH_OUT,
     ROOT,
@@ -132,8 +134,21 @@ def make_pairs(args, watch):
     return topics, pairs, ks
 
 
+SLOTS_RULE = "retrieve-lm+np+coverage+slots-fitted"  # reads every signal the rules below do
+
+
+def shipped_rules(lm: str | None) -> dict[str, tuple[str, Thresholds]]:
+    """The rules compared: each fitted rule shipped for the LM, with its weights, and the
+    margin at 0."""
+    rules = {name: (name, Thresholds(weights=tuple(r["rule_weights"])))
+             for name, r in model_defaults(lm).get("rules", {}).items()}  # fmt: skip
+    rules["retrieve-lm, margin 0"] = ("retrieve-lm", Thresholds(margin=0.0))
+    return rules
+
+
 def verify(args, queries: list[tuple[str, str, str]], index: Path):
-    """Each (title, topic, fact)'s default decision, margin, NP and coverage."""
+    """Each (title, topic, fact)'s margin, NP, coverage and slot check (and the decision of
+    the model's default rule)."""
     from factscore_local.config import build_config
     from factscore_local.pipeline.estimator import Estimator
 
@@ -146,18 +161,28 @@ def verify(args, queries: list[tuple[str, str, str]], index: Path):
         "gamma": 0,
         "prefix_states": args.prefix_states,
     }
-    estimator = Estimator(build_config(settings))  # the model's default verifier
-    log(TAG, f"verifier {estimator.config.verifier}: {len(queries)} facts")
-    return estimator.config.verifier, estimator.verify(queries)
+    default = build_config(settings).verifier  # the model's default verifier
+    estimator = Estimator(build_config({**settings, "verifier": SLOTS_RULE}))
+    log(TAG, f"signals of {SLOTS_RULE}: {len(queries)} facts")
+    return default, estimator.verify(queries)
 
 
-def figures(pairs, originals, counterfactuals, checks) -> dict:
-    """Per verifier and kind: recall, originals' acceptance, margin ordering."""
+def decided(results, verifier: str, thresholds: Thresholds) -> np.ndarray:
+    """The rule's decisions from the facts' recorded signals."""
+    signals = {name: np.asarray([r.signals().get(name, 0.0) for r in results], float)
+               for name in SIGNALS}  # fmt: skip
+    return get_verifier(verifier).decide(signals, thresholds, len(results))
+
+
+def figures(pairs, originals, counterfactuals, checks, rules) -> dict:
+    """Per rule and kind: recall, originals' acceptance, margin ordering; and the slot
+    check alone (rejects on a conflict)."""
     out: dict = {}
-    verdicts = {
-        "default": lambda r: r.is_supported,
-        "retrieve-lm, margin 0": lambda r: r.margin > 0,
-    }
+    verdicts: dict = {}
+    for name, (verifier, thresholds) in rules.items():
+        cf_ok = decided(counterfactuals, verifier, thresholds)
+        orig_ok = decided(originals, verifier, thresholds)
+        verdicts[name] = (cf_ok, orig_ok)
     if checks is not None:
         verdicts["slot-check"] = None
     for name, verdict in verdicts.items():
@@ -172,8 +197,8 @@ def figures(pairs, originals, counterfactuals, checks) -> dict:
                 per[kind] = {"pairs": len(idx), "recall": round(100 * cf.mean(), 1),
                              "originals_accepted": round(100 * orig.mean(), 1)}  # fmt: skip
                 continue
-            cf = np.array([not verdict(counterfactuals[i]) for i in idx])
-            orig = np.array([verdict(originals[i]) for i in idx])
+            cf = ~verdict[0][idx]
+            orig = verdict[1][idx]
             diff = np.array([counterfactuals[i].margin - originals[i].margin for i in idx])
             per[kind] = {
                 "pairs": len(idx),
@@ -185,15 +210,40 @@ def figures(pairs, originals, counterfactuals, checks) -> dict:
     return out
 
 
-def planted(args, verifier_name: str) -> dict:
-    """The demo's planted false statements, verified as facts on the demo index."""
+def planted(args, rules: dict) -> dict:
+    """The demo's planted false statements, verified as facts on the demo index: each
+    rule's decision, the margin and the slot check."""
     from factscore_local.api import load_config
     from factscore_local.pipeline.estimator import Estimator
 
-    config = load_config(args.demo_index, lm=args.lm)
+    config = load_config(args.demo_index, lm=args.lm, verifier=SLOTS_RULE)
     results = Estimator(config).verify([(t, t, fact) for t, fact in PLANTED])
-    return {t: {"accepted": r.is_supported, "margin": r.margin} for (t, _), r in
-            zip(PLANTED, results, strict=True)}  # fmt: skip
+    accepted = {name: decided(results, v, t) for name, (v, t) in rules.items()}
+    return {t: {"statement": fact, "margin": r.margin, "slots": r.slots,
+                **{f"accepted ({name})": bool(a[i]) for name, a in accepted.items()}}
+            for i, ((t, fact), r) in enumerate(zip(PLANTED, results, strict=True))}  # fmt: skip
+
+
+def layout(report: dict, default: str) -> list[dict]:
+    """The docs page's tables: per rule, its figures by kind; the planted statements."""
+    columns = [{"head": "pairs", "cell": "{pairs}"},
+               {"head": "contradictions rejected (%)", "cell": "{recall}"},
+               {"head": "originals accepted (%)", "cell": "{originals_accepted}"},
+               {"head": "margin ordered (%)", "cell": "{margin_ordered}"}]  # fmt: skip
+    tables = []
+    for name in report["verifiers"]:
+        title = f"{name} (the default)" if name == default else name
+        shown = columns if name != "slot-check" else columns[:3]
+        tables.append({"title": title, "prefix": f"verifiers/{name}", "rows_head": "kind",
+                       "columns": shown, "digits": 1})  # fmt: skip
+    if "planted" in report:
+        rules = [k for k in next(iter(report["planted"].values())) if k.startswith("accepted")]
+        planted = [{"head": "margin", "cell": "{margin}", "digits": 2},
+                   {"head": "slots", "cell": "{slots}"},
+                   *({"head": r, "cell": "{" + r + "}"} for r in rules)]  # fmt: skip
+        tables.append({"title": "The demo's planted statements", "prefix": "planted",
+                       "rows_head": "topic", "columns": planted})  # fmt: skip
+    return tables
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -235,7 +285,8 @@ def main(argv: list[str] | None = None) -> None:
 
         checks = [(slot_check(p.original, texts(o)), slot_check(p.changed, texts(c)))
                   for p, o, c in zip(pairs, originals, changed, strict=True)]  # fmt: skip
-    report = {"verifiers": figures(pairs, originals, changed, checks)}
+    rules = shipped_rules(args.lm)
+    report = {"verifiers": figures(pairs, originals, changed, checks, rules)}
     seconds = watch.steps["counterfactuals"]
     report["seconds_per_pair"] = round(seconds / max(1, len(pairs)), 2)
     report["model_results_computed"] = {"originals": computed_originals,
@@ -244,14 +295,15 @@ def main(argv: list[str] | None = None) -> None:
         report["hand_check"] = json.loads(args.hand_check.read_text("utf-8"))
     if args.demo_index:
         with watch("planted"):
-            report["planted"] = planted(args, verifier)
+            report["planted"] = planted(args, rules)
     print(json.dumps(report, indent=1))
     data = {"labeled": "factscore/labeled-dev (S human atomic facts)", "index": "dev-index",
             "slice": args.topics is not None, "topic_half": args.half, "topics": topics,
             "pairs": len(pairs), "pairs_per_kind": dict(kinds), "seed": args.seed,
             "per_kind_per_topic": args.per_kind, "default_verifier": verifier}  # fmt: skip
     record = results_record(args.results, "scripts.bench_counterfactual", argv, data,
-                            flatten(report), watch, report=report)  # fmt: skip
+                            flatten(report), watch, report=report,
+                            tables=layout(report, verifier))  # fmt: skip
     log(TAG, f"wrote {write_results(record)}")
 
 

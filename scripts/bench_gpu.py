@@ -76,7 +76,7 @@ def verify(args: argparse.Namespace) -> dict:
         config = build_config(options, None, set(options))
         start = time.perf_counter()
         estimator = Estimator(config)
-        estimator.components.lm.get()  # load the weights before the clock starts
+        lm = estimator.components.lm.get()  # load the weights before the clock starts
         loaded = time.perf_counter()
         rows = estimator.run(bios, args.rows, progress=False)
         done = time.perf_counter()
@@ -86,6 +86,8 @@ def verify(args: argparse.Namespace) -> dict:
         "backend": args.backend,
         "lm": Path(args.lm).name if args.lm else None,
         "verifier": config.verifier,
+        # prompts sharing a page evaluated per pass (the transformers backend on a GPU: 16)
+        "tail_batch": getattr(getattr(lm, "lm", lm), "tail_batch", 1),
         "n_bios": len(rows),
         "topics": [r.topic for r in rows],
         "n_facts": n_facts,

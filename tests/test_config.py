@@ -17,23 +17,34 @@ def test_defaults_come_from_one_place(tmp_path):
     assert config.thresholds.np == default_np_threshold(None)
 
 
+DEFAULT_RULE = "retrieve-lm+np+coverage+slots-fitted"  # the embedded 1.5B model's
+
+
 def test_the_default_model_brings_its_fitted_rule(tmp_path):
     """The embedded 1.5B model decides with the coverage rule fitted for it, unless a
     verifier or a threshold is asked for."""
     from factscore_local.config import model_defaults
+    from factscore_local.pipeline.verifiers import get_verifier
 
     fitted = model_defaults(None)
     config = build_config({"index": tmp_path})
-    assert config.verifier == fitted["verifier"] == "retrieve-lm+np+coverage-fitted"
-    assert config.rule_weights == tuple(fitted["rule_weights"]) and len(config.rule_weights) == 5
+    assert config.verifier == fitted["verifier"] == DEFAULT_RULE
+    weights = fitted["rules"][DEFAULT_RULE]["rule_weights"]
+    assert config.rule_weights == tuple(weights)
+    assert len(weights) == 1 + len(get_verifier(DEFAULT_RULE).features)
     assert "fitted defaults" in config.thresholds_from
+    # Every rule shipped for the model brings its own weights when it is asked for.
+    for name, rule in fitted["rules"].items():
+        assert build_config({"index": tmp_path, "verifier": name}).rule_weights == tuple(
+            rule["rule_weights"]
+        )
     assert build_config({"index": tmp_path, "margin": 0.5}).verifier == "retrieve-lm"
     chosen = build_config({"index": tmp_path, "verifier": "retrieve-lm+np"})
     assert chosen.verifier == "retrieve-lm+np" and chosen.rule_weights is None
     # The CLI passes its option defaults too; only those on the command line are choices.
     cli = build_config({"index": tmp_path, "verifier": "retrieve-lm", "margin": 0.0},
                        explicit=set())  # fmt: skip
-    assert cli.verifier == "retrieve-lm+np+coverage-fitted"
+    assert cli.verifier == DEFAULT_RULE
 
 
 @pytest.mark.parametrize(

@@ -117,13 +117,19 @@ def test_judging_reads_the_statement_tokens_from_the_same_pass(small_lm):
         np.testing.assert_array_equal(logprobs, batch[i][2])
 
 
-def test_transformers_backend_judges_like_llama_cpp(small_lm):
+@pytest.fixture(scope="module")
+def hf_lm():
+    """The small GGUF on the transformers backend (dequantized to float32), on the CPU."""
+    return load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu")
+
+
+def test_transformers_backend_judges_like_llama_cpp(small_lm, hf_lm):
     """The same GGUF through transformers (dequantized to float32): the statement is found
     in its tokens and the margin and statement log-probabilities agree with llama.cpp's up
     to quantized arithmetic."""
     from factscore_local.runtime.components import _statement_span
 
-    hf = load_lm(SMALL_LM, backend="transformers", threads=2)
+    hf = hf_lm
     statement = "Marie Curie was born in Warsaw."
     prompt = small_lm.chat(
         f"Is it supported?\n\n{PASSAGE}\n\nStatement: {statement} True or False?"
@@ -135,6 +141,47 @@ def test_transformers_backend_judges_like_llama_cpp(small_lm):
     assert hf_ids == ids
     assert theirs.margin == pytest.approx(ours.margin, abs=0.5)
     np.testing.assert_allclose(hf_logprobs, logprobs, atol=0.5)
+
+
+def test_batched_tails_judge_as_one_prompt_at_a_time(hf_lm):
+    """On a GPU the transformers backend runs the tails after a shared page as padded
+    batches: margins and statement log-probabilities are those of one prompt at a time
+    (float32 on the CPU here), in groups that do not divide the prompts evenly."""
+    from factscore_local.runtime.components import _statement_span
+
+    cities = ["Warsaw", "Lisbon", "Paris", "the city of Kraków in southern Poland", "Vienna"]
+    statements = [f"Marie Curie was born in {c}." for c in cities]
+    prompts = [hf_lm.chat(f"Is it supported?\n\n{PASSAGE}\n\nStatement: {s} True or False?")
+               for s in statements]  # fmt: skip
+    prefixes = [p[: p.rindex("Statement: ")] for p in prompts]
+    spans = [_statement_span(p, s) for p, s in zip(prompts, statements, strict=True)]
+    judged, forward = {}, hf_lm._forward
+    passes: list[int] = []  # the batch size of each forward pass
+
+    def counted(inputs):
+        passes.append(inputs["input_ids"].shape[0])
+        return forward(inputs)
+
+    hf_lm._forward = counted
+    try:
+        for batch in (1, 3):
+            hf_lm.forget()
+            hf_lm.tail_batch = batch
+            before, passes[:] = hf_lm.stats.evaluated_tokens, []
+            judged[batch] = hf_lm.true_false_with_statement(prompts, prefixes, spans)
+            judged[batch, "evaluated"] = hf_lm.stats.evaluated_tokens - before
+            judged[batch, "passes"] = list(passes)
+    finally:
+        hf_lm._forward, hf_lm.tail_batch = forward, 1
+    assert judged[1, "passes"] == [1] * 6  # the page, then each tail
+    assert judged[3, "passes"] == [1, 3, 2]  # the page, then two batches of tails
+    assert judged[1, "evaluated"] == judged[3, "evaluated"]  # the page read once either way
+    for (one, ids, logprobs), (together, batch_ids, batch_logprobs) in zip(
+        judged[1], judged[3], strict=True
+    ):
+        assert batch_ids == ids
+        assert together.margin == pytest.approx(one.margin, abs=1e-3)
+        np.testing.assert_allclose(batch_logprobs, logprobs, atol=1e-3)
 
 
 def test_prompts_tokenized_from_their_prefix_as_whole(small_lm):

@@ -32,6 +32,12 @@ import numpy as np
 from factscore_local.lm.prompt_tokens import PromptTokens, _prefix_order
 from factscore_local.lm.prompt_tokens import common_prefix as common_prefix
 
+# The generation cut-offs, imported from here by the backends and tests.
+from factscore_local.lm.stops import LOOP_REPEATS as LOOP_REPEATS
+from factscore_local.lm.stops import cut_at_stop as cut_at_stop
+from factscore_local.lm.stops import cut_loop as cut_loop
+from factscore_local.lm.stops import loop_end as loop_end
+
 
 def answer_words(word: str) -> tuple[str, ...]:
     """The spellings of an answer word whose first token counts for it."""
@@ -100,50 +106,10 @@ def log_normaliser(rows: np.ndarray) -> np.ndarray:
     return top[:, 0] + np.log(shifted.sum(axis=1, dtype=np.float64))
 
 
-def cut_at_stop(text: str, stop: list[str]) -> str:
-    """The text before its first stop string, and up to the end of a greedy loop (see
-    ``loop_end``): what every backend's ``generate`` returns."""
-    cut = len(text)
-    for s in stop:
-        i = text.find(s)
-        if i >= 0:
-            cut = min(cut, i)
-    return cut_loop(text[:cut])
-
-
-# A line written for the third time: a greedy LM that repeats itself this far does not
-# come back (a small LM's decomposition repeats "Diaz was a political leader in Zambales."
-# until the token limit), so generation stops there.
-LOOP_REPEATS = 3
-
-
-def loop_end(text: str) -> int | None:
-    """The index of the newline that ends the first line written for the LOOP_REPEATS-th
-    time (only lines ended by a newline count); None if there is none."""
-    seen: dict[str, int] = {}
-    start = 0
-    while (newline := text.find("\n", start)) >= 0:
-        key = text[start:newline].strip()
-        if key:
-            seen[key] = seen.get(key, 0) + 1
-            if seen[key] >= LOOP_REPEATS:
-                return newline
-        start = newline + 1
-    return None
-
-
-def cut_loop(text: str) -> str:
-    """The text up to the end of a greedy loop's LOOP_REPEATS-th line (its newline and all
-    after it dropped). It reads only the text before the cut, so a generation stopped at
-    the loop and one that ran on to the token limit give the same output (a cached long
-    output is cut the same way)."""
-    end = loop_end(text)
-    return text if end is None else text[:end]
-
-
 class LocalLM(PromptTokens, ABC):
     name: str
     backend: str
+    tail_batch: int = 1  # verification prompts sharing a prefix run as one batch of this many
 
     def __init__(self) -> None:
         self.stats = LMStats()
@@ -229,6 +195,14 @@ class LocalLM(PromptTokens, ABC):
         """After anything else used the backend's cache (generation, a reset)."""
         self._prefix, self._base = None, 0
 
+    def _tail_logits_batch(
+        self, items: list[tuple[list[int], int, Sequence[int] | None]], reuse: int
+    ) -> list[np.ndarray]:
+        """``_tail_logits`` of several (ids, n, keep) that share their first ``reuse`` ids,
+        held in the cache: one after another here; a backend that can runs them as one
+        batch (the GPU), leaving the cache holding the shared prefix."""
+        return [self._tail_logits(ids, reuse, n, keep) for ids, n, keep in items]
+
     def _canonical_logits(
         self, ids: list[int], cut: int, n: int, keep: Sequence[int] | None = None, base: int = 0
     ) -> np.ndarray:
@@ -238,7 +212,18 @@ class LocalLM(PromptTokens, ABC):
         empty cache (or a stored state), then ids[base:cut] as one batch."""
         cut = max(0, min(cut, len(ids) - n))
         base = base if 0 < base < cut else 0
-        evaluated = len(ids) - cut
+        evaluated = len(ids) - cut + self._hold_prefix(ids, cut, base)
+        logits = self._tail_logits(ids, cut, n, keep)
+        if not cut:
+            # evaluated in one go with the rest: not a reusable prefix
+            self._prefix, self._base = None, 0
+        self.stats.prompt_tokens += len(ids)
+        self.stats.evaluated_tokens += evaluated
+        return logits
+
+    def _hold_prefix(self, ids: list[int], cut: int, base: int) -> int:
+        """Make the cache hold ids[:cut] evaluated canonically; returns the tokens evaluated."""
+        evaluated = 0
         held = self._prefix
         if cut and not (held == ids[:cut] and self._base == base and self._holds(cut)):
             outer = base or cut
@@ -258,13 +243,7 @@ class LocalLM(PromptTokens, ABC):
                 self._tail_logits(ids[:cut], base, 1)
                 evaluated += cut - base
             self._prefix, self._base = ids[:cut], base
-        logits = self._tail_logits(ids, cut, n, keep)
-        if not cut:
-            # evaluated in one go with the rest: not a reusable prefix
-            self._prefix, self._base = None, 0
-        self.stats.prompt_tokens += len(ids)
-        self.stats.evaluated_tokens += evaluated
-        return logits
+        return evaluated
 
     def true_false(self, prompts: list[str], prefixes: list[str] | None = None) -> list[TrueFalse]:
         """Label-word logits after each prompt. prefixes[i] is the part of prompt i that
@@ -331,6 +310,7 @@ class LocalLM(PromptTokens, ABC):
         encoded, cuts = self._encode(prompts, prefixes)
         outer = self._outer_cuts(encoded, bases)
         out: list = [None] * len(prompts)
+        plans = {}  # i -> (first, n, keep, base, statement span)
         for i in _prefix_order(encoded, prefixes):
             ids, cut = encoded[i], cuts[i]
             a, b = self._token_span(prompts[i], ids, spans[i])
@@ -339,21 +319,56 @@ class LocalLM(PromptTokens, ABC):
             first = cut if cut > 0 else (a - 1 if found else len(ids) - 1)
             n = len(ids) - first
             keep = (list(range(a - 1 - first, b - 1 - first)) if found else []) + [n - 1]
-            base = outer[i] if cut > 0 else 0
-            logits = np.asarray(self._canonical_logits(ids, first, n, keep, base), dtype=np.float64)
-            self.stats.prompts += 1
-            last = logits[-1]
-            verdict = TrueFalse(float(max(last[t] for t in true_ids)),
-                                float(max(last[t] for t in false_ids)))  # fmt: skip
-            if not found:
-                self.stats.extra["statement_not_found"] = (
-                    self.stats.extra.get("statement_not_found", 0) + 1
-                )
-                out[i] = (verdict, [], np.zeros(0))
-                continue
-            rows, gold = logits[:-1], ids[a:b]
-            out[i] = (verdict, gold, rows[np.arange(len(gold)), gold] - log_normaliser(rows))
+            plans[i] = (first, n, keep, outer[i] if cut > 0 else 0, (a, b) if found else None)
+        for group in self._tail_groups(encoded, cuts, plans):
+            first, base = plans[group[0]][0], plans[group[0]][3]
+            if len(group) == 1:
+                _, n, keep, _, _ = plans[group[0]]
+                tails = [self._canonical_logits(encoded[group[0]], first, n, keep, base)]
+            else:
+                tails = self._canonical_batch([encoded[i] for i in group], first, base,
+                                              [plans[i][1:3] for i in group])  # fmt: skip
+            for i, logits in zip(group, tails, strict=True):
+                out[i] = self._verdict(np.asarray(logits, np.float64), encoded[i], plans[i][4],
+                                       true_ids, false_ids)  # fmt: skip
         return out
+
+    def _tail_groups(self, encoded, cuts, plans) -> list[list[int]]:
+        """Prompts in order, in groups of up to ``tail_batch`` that share a whole prefix."""
+        groups: list[list[int]] = []
+        for i, (first, *_rest, base, _) in plans.items():
+            if groups and cuts[i] > 0 and len(groups[-1]) < self.tail_batch:
+                j = groups[-1][0]
+                if (cuts[j] > 0 and plans[j][0] == first and plans[j][3] == base
+                        and encoded[j][:first] == encoded[i][:first]):  # fmt: skip
+                    groups[-1].append(i)
+                    continue
+            groups.append([i])
+        return groups
+
+    def _canonical_batch(self, batch: list[list[int]], cut: int, base: int, tails) -> list:
+        """``_canonical_logits`` of prompts sharing ids[:cut], their tails as one batch."""
+        evaluated = self._hold_prefix(batch[0], cut, base)
+        logits = self._tail_logits_batch(
+            [(ids, n, keep) for ids, (n, keep) in zip(batch, tails, strict=True)], cut
+        )
+        self.stats.prompt_tokens += sum(map(len, batch))
+        self.stats.evaluated_tokens += evaluated + sum(len(ids) - cut for ids in batch)
+        return logits
+
+    def _verdict(self, logits, ids, span, true_ids, false_ids):
+        """(label logits, statement ids, their log-probabilities) from a prompt's rows."""
+        self.stats.prompts += 1
+        last = logits[-1]
+        verdict = TrueFalse(float(max(last[t] for t in true_ids)),
+                            float(max(last[t] for t in false_ids)))  # fmt: skip
+        if span is None:
+            self.stats.extra["statement_not_found"] = (
+                self.stats.extra.get("statement_not_found", 0) + 1
+            )
+            return verdict, [], np.zeros(0)
+        rows, gold = logits[:-1], ids[span[0] : span[1]]
+        return verdict, gold, rows[np.arange(len(gold)), gold] - log_normaliser(rows)
 
     def token_logprobs(self, pairs: list[tuple[list[int], list[int]]]) -> list[np.ndarray]:
         """For (context ids, continuation ids) pairs: log P(continuation[j] | context,

@@ -5,10 +5,17 @@ forward pass runs there; on the CPU they stay in float32, as before. In half pre
 last projection to the vocabulary runs in float32: bf16 logits of magnitude ~16 move in
 steps of 0.125, coarse against the True/False margins' thresholds (on 20 dev bios, 6.4% of
 an H100's bf16 decisions differed from float32 for that reason alone).
+
+Verification prompts that share a page's prefix run their tails as one padded batch
+(``tail_batch`` of them, 16 on a GPU): the prefix's keys and values are copied once per
+row, each tail is padded on the right, and the causal mask keeps a row's real tokens from
+seeing its padding. On the CPU one prompt at a time stays the default (a batch buys
+little there); both orders give the same logits within float tolerance.
 """
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 from factscore_local.extras import require
@@ -26,6 +33,7 @@ class HFCausalLM(LocalLM):
         threads: int | None = None,
         device: str = "cpu",
         dtype: str | None = None,
+        tail_batch: int | None = None,
     ) -> None:
         super().__init__()
         enforce_offline()
@@ -43,6 +51,7 @@ class HFCausalLM(LocalLM):
         else:
             dtype = torch.float32
         self.dtype = dtype
+        self.tail_batch = tail_batch or (16 if is_gpu(self.device) else 1)
         path = Path(path)
         self.name = path.name
         try:
@@ -127,19 +136,67 @@ class HFCausalLM(LocalLM):
             "use_cache": True,
             "position_ids": torch.arange(reuse, len(ids), device=self.device).unsqueeze(0),
         }
-        with torch.inference_mode():
-            if self._head is None:
-                out = self.model(**inputs)
-                logits = out.logits[0, -n:]
-                if keep is not None:
-                    logits = logits[list(keep)]
-            else:  # the decoder in half precision, its vocabulary projection in float32
-                out = self.model.get_decoder()(**inputs)
-                hidden = out.last_hidden_state[0, -n:]
-                if keep is not None:
-                    hidden = hidden[list(keep)]
-                weight, bias = self._head
-                logits = torch.nn.functional.linear(hidden.float(), weight, bias)
+        out, rows = self._forward(inputs)
+        positions = list(range(len(ids) - reuse - n, len(ids) - reuse))
+        logits = self._logits(rows[0], _picked(positions, keep))
         self._cache = out.past_key_values
         self._cached_len = len(ids)
-        return logits.float().cpu().numpy()
+        return logits
+
+    def _tail_logits_batch(self, items, reuse: int):
+        if reuse == 0 or not self._holds(reuse):
+            return super()._tail_logits_batch(items, reuse)
+        torch = self.torch
+        if self._cached_len > reuse:
+            self._cache.crop(reuse - self._cached_len)
+            self._cached_len = reuse
+        tails = [ids[reuse:] for ids, _, _ in items]
+        width = max(map(len, tails))
+        pad = self.tokenizer.pad_token_id or self.tokenizer.eos_token_id or 0
+        cache = copy.deepcopy(self._cache)  # the held prefix stays for the next prompts
+        cache.batch_repeat_interleave(len(items))
+        mask = torch.zeros((len(items), reuse + width), dtype=torch.long, device=self.device)
+        for row, tail in enumerate(tails):
+            mask[row, : reuse + len(tail)] = 1
+        inputs = {
+            "input_ids": torch.tensor(
+                [t + [pad] * (width - len(t)) for t in tails], device=self.device
+            ),  # fmt: skip
+            "attention_mask": mask,
+            "past_key_values": cache,
+            "use_cache": True,
+            "position_ids": torch.arange(reuse, reuse + width, device=self.device)
+            .unsqueeze(0)
+            .expand(len(items), -1),
+        }
+        _, rows = self._forward(inputs)
+        out = []
+        for row, (tail, (_, n, keep)) in enumerate(zip(tails, items, strict=True)):
+            positions = list(range(len(tail) - n, len(tail)))
+            out.append(self._logits(rows[row], _picked(positions, keep)))
+        return out
+
+    def _forward(self, inputs):
+        """One pass: the output and, per row, the states the logits are read from (the
+        logits themselves, or the half-precision decoder's last hidden states)."""
+        with self.torch.inference_mode():
+            if self._head is None:
+                out = self.model(**inputs)
+                return out, out.logits
+            out = self.model.get_decoder()(**inputs)
+            return out, out.last_hidden_state
+
+    def _logits(self, row, positions: list[int]):
+        """Float32 logits at a row's positions (the vocabulary projection in float32 for a
+        half-precision model)."""
+        picked = row[positions]
+        if self._head is not None:
+            weight, bias = self._head
+            with self.torch.inference_mode():
+                picked = self.torch.nn.functional.linear(picked.float(), weight, bias)
+        return picked.float().cpu().numpy()
+
+
+def _picked(positions: list[int], keep) -> list[int]:
+    """The positions of the rows ``keep`` (all of them when None)."""
+    return positions if keep is None else [positions[k] for k in keep]

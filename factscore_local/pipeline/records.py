@@ -45,6 +45,7 @@ class FactResult:
     margin: float | None = None
     np: float | None = None
     coverage: float | None = None  # share of its content words found in its top-k passages
+    slots: float | None = None  # its slots in its top-k passages: -1 conflict, 1 confirmed
     draw: float | None = None
     block: tuple | None = None  # shared evidence: the passage ids of the block it was judged on
 
@@ -56,6 +57,7 @@ class FactResult:
                 ("margin", self.margin),
                 ("np", self.np),
                 ("coverage", self.coverage),
+                ("slots", self.slots),
                 ("draw", self.draw),
             )
             if value is not None
@@ -87,6 +89,7 @@ class FactResult:
             margin=obj.get("margin"),
             np=obj.get("np"),
             coverage=obj.get("coverage"),
+            slots=obj.get("slots"),
             draw=obj.get("draw"),
             block=None if obj.get("block") is None else tuple(obj["block"]),
         )

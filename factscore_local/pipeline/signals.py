@@ -8,6 +8,7 @@
   second pass over the evidence);
 - ``coverage``: the share of the fact's content words found in its own top-k passages
   (``lexical.py``; no model);
+- ``slots``: the slot check of the fact against the same passages (``slots.py``; no model);
 - ``draw``: a uniform number seeded by (seed, topic, fact), so a random decision does not
   depend on the order of facts.
 """
@@ -25,6 +26,7 @@ from factscore_local.pipeline.evidence import cheaper_per_page, page_blocks, sha
 from factscore_local.pipeline.lexical import coverage as lexical_coverage
 from factscore_local.pipeline.lexical import words_of
 from factscore_local.pipeline.records import Evidence
+from factscore_local.pipeline.slots import slot_signal
 from factscore_local.pipeline.verifiers import Verifier
 from factscore_local.pipeline.verify_prompt import (
     PLAIN_ANSWER,
@@ -69,16 +71,19 @@ def compute_signals(
     retrieved_margin = verifier.uses_margin and verifier.margin_context != "none"
     if verifier.uses_margin and not retrieved_margin:
         values["margin"] = no_context_margins(queries, parts, config)
-    if retrieved_margin or joint_np or verifier.uses_coverage:
-        margins, statement_p, coverage, evidence, blocks = retrieved_margins(
-            queries, parts, config, verifier.uses_coverage, retrieved_margin, joint_np
+    lexical = verifier.uses_coverage or verifier.uses_slots
+    if retrieved_margin or joint_np or lexical:
+        margins, statement_p, own_passages, evidence, blocks = retrieved_margins(
+            queries, parts, config, lexical, retrieved_margin, joint_np
         )
         if retrieved_margin:
             values["margin"] = margins
         if joint_np:
             values["np"] = statement_p
         if verifier.uses_coverage:
-            values["coverage"] = coverage
+            values["coverage"] = own_passages.coverage
+        if verifier.uses_slots:
+            values["slots"] = own_passages.slots
     if verifier.uses_np and not joint_np:
         values["np"] = np_values(queries, parts, config)
     if "draw" in verifier.signals:
@@ -172,19 +177,26 @@ def _judged_on(
     return blocks
 
 
+class OwnPassages(NamedTuple):
+    """What each fact's own top-k passages say of it, without a model (NaN when not asked)."""
+
+    coverage: np.ndarray  # the share of its content words they hold
+    slots: np.ndarray  # the slot check: -1 conflict, 0 unknown, 1 confirmed
+
+
 def retrieved_margins(
     queries: list[FactQuery],
     parts: Components,
     config: EvalConfig,
-    with_coverage: bool = False,
+    lexical: bool = False,
     margin: bool = True,
     joint_np: bool = True,
 ) -> tuple[
-    np.ndarray, np.ndarray, np.ndarray | None, list[tuple[Evidence, ...] | None], list[tuple | None]
+    np.ndarray, np.ndarray, OwnPassages, list[tuple[Evidence, ...] | None], list[tuple | None]
 ]:
-    """Margins and statement probabilities of the Retrieve→LM prompts, with
-    ``with_coverage`` each fact's lexical coverage by its own top-k passages (else None),
-    its own top-k and the block it was judged against. With ``fact_context="sentence"``
+    """Margins and statement probabilities of the Retrieve→LM prompts, with ``lexical``
+    each fact's coverage and slot check by its own top-k passages, its own top-k and the
+    block it was judged against. With ``fact_context="sentence"``
     the margin is read from the prompts that give the fact's sentence (when ``margin``)
     and the statement probability from those that do not (when ``joint_np``): after its
     sentence a statement's tokens are near certain. An array not asked for is NaN."""
@@ -193,8 +205,9 @@ def retrieved_margins(
     hits = _own_passages(queries, parts, config.k, config.retrieval)
     token_len = passage_token_counter(lm.lm.tokenize)
     blocks = _judged_on(queries, hits, parts, config, token_len)
-    texts, with_sentence, evidence, coverage = [], [], [], []
+    texts, with_sentence, evidence, coverage, slots = [], [], [], [], []
     block_words: dict[tuple, set[str]] = {}  # facts with the same top-k share their words
+    block_texts: dict[tuple, list[str]] = {}
     for q, fact_hits, block in zip(queries, hits, blocks, strict=True):
         evidence.append(
             tuple(
@@ -210,14 +223,16 @@ def retrieved_margins(
         else:
             passages = [h.passage for h in fact_hits]
         pairs = [(p.title, p.text) for p in passages]
-        if with_coverage:
+        if lexical:
             # By the fact's own top-k, whatever block it is judged on: a long block holds
             # most words of a page (the own top-k separate better: AUC 0.833 vs 0.829).
             own = [h.passage for h in fact_hits]
             ids = tuple((p.title, p.passage_id) for p in own)
             if ids not in block_words:
                 block_words[ids] = words_of((p.title, p.text) for p in own)
+                block_texts[ids] = [p.clean_text for p in own]
             coverage.append(lexical_coverage(q.atom, q.topic, block_words[ids]))
+            slots.append(slot_signal(q.atom, block_texts[ids]))
         sentence = q.sentence.strip() if q.topic and config.fact_context == "sentence" else ""
         if q.topic:
             texts.append(retrieve_lm_prompt(q.topic, q.atom, pairs, demos, "", question))
@@ -242,8 +257,12 @@ def retrieved_margins(
             margins = values[:n]
         if joint_np:
             statement_p = probabilities[-n:]
-    coverage_values = np.asarray(coverage, float) if with_coverage else None
-    return margins, statement_p, coverage_values, evidence, block_ids
+    n = len(queries)
+    own_passages = OwnPassages(
+        np.asarray(coverage, float) if lexical else np.full(n, np.nan),
+        np.asarray(slots, float) if lexical else np.full(n, np.nan),
+    )
+    return margins, statement_p, own_passages, evidence, block_ids
 
 
 def np_values(queries: list[FactQuery], parts: Components, config: EvalConfig) -> np.ndarray:

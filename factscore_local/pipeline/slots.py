@@ -5,9 +5,10 @@ The lexical coverage signal counts a fact's words found in its passages, whereve
 it cannot tell that "Canadian" comes from the Canadian Open while the player is American.
 This check looks at the slots of a fact one by one: a slot whose value its passages state is
 confirmed; a slot whose value they do not state, while they state other values of its type
-(other years, other nationalities), conflicts. It is a candidate signal for rejecting
-contradicted facts (issue 39), measured by ``scripts.bench_counterfactual``; no verifier
-reads it yet.
+(other years, other nationalities), conflicts. A demonym directly before a capitalised
+word is part of a name ("the Canadian Open", "the British Army"), not a nationality, in a
+fact as in its passages. ``slot_signal`` turns the verdict into the ``slots`` signal a
+fitted rule weighs (``verifiers.py``); ``scripts.bench_counterfactual`` measures it.
 
 Example:
     >>> slot_check("He was born in 1885.", ["Einstein was born on 14 March 1879 in Ulm."])
@@ -32,10 +33,13 @@ def _words(pattern: str, text: str, flags: int = 0) -> set[str]:
     return {m.group().lower() for m in re.finditer(pattern, text, flags)}
 
 
-def _listed(values: Sequence[str], text: str, case: bool) -> set[str]:
+def _listed(values: Sequence[str], text: str, case: bool, in_names: bool = True) -> set[str]:
+    """The listed values found in ``text``; ``in_names=False`` skips an occurrence directly
+    followed by a capitalised word (part of a name)."""
     flags = 0 if case else re.IGNORECASE
+    after = "" if in_names else r"(?!\s+[A-Z])"
     return {v.lower() for v in values
-            if re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text, flags)}  # fmt: skip
+            if re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-]){after}", text, flags)}  # fmt: skip
 
 
 def slots(text: str) -> dict[str, set[str]]:
@@ -53,7 +57,7 @@ def slots(text: str) -> dict[str, set[str]]:
     return {
         "year": years,
         "number": numbers,
-        "nationality": _listed(NATIONALITIES, text, case=True),
+        "nationality": _listed(NATIONALITIES, text, case=True, in_names=False),
         "occupation": _listed(_OCCUPATION_WORDS, text, case=False),
     }
 
@@ -80,3 +84,18 @@ def slot_check(fact: str, passages: Sequence[str]) -> str:
         if missing:
             verdict = "unknown"
     return verdict
+
+
+SLOT_VALUES = {"conflict": -1.0, "unknown": 0.0, "confirmed": 1.0}
+
+
+def slot_signal(fact: str, passages: Sequence[str]) -> float:
+    """The ``slots`` signal: -1 for a conflicting slot, 1 when every slot is confirmed, 0
+    otherwise (see ``slot_check``).
+
+    Example:
+        >>> slot_signal("Andre Agassi is a Canadian tennis player.",
+        ...             ["Agassi, an American tennis player, won the Canadian Open."])
+        -1.0
+    """
+    return SLOT_VALUES[slot_check(fact, passages)]

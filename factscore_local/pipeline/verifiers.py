@@ -6,6 +6,8 @@ A verifier reads *signals*, values the estimator computes and records for every 
   evidence (``margin_context="retrieved"``) or with none (``"none"``);
 - ``np``: the nonparametric probability of the fact given the retrieved passages;
 - ``coverage``: the share of the fact's content words found in its retrieved passages;
+- ``slots``: whether its passages confirm the fact's years, numbers, nationalities and
+  occupations (1), give other values of their type (-1, a conflict) or neither (0);
 - ``draw``: a uniform number seeded by (seed, topic, fact), for the random baseline.
 
 Its rule turns signal arrays and thresholds into decisions, vectorised, so the same rule
@@ -16,8 +18,9 @@ searched over by calibration. A new verifier, a fitted rule or another evidence 
 ``retrieve-lm+np-fitted`` is such a fitted rule: a logistic model over the margin, NP and
 their product (``RULE_FEATURES``), fitted on human labels by ``fscore calibrate`` and
 applied from its settings file; without fitted weights it decides as the paper's ensemble.
-``retrieve-lm+np+coverage-fitted`` adds the coverage (the embedded 1.5B model's default,
-with weights shipped in ``data/model-defaults.json``).
+``retrieve-lm+np+coverage-fitted`` adds the coverage, and
+``retrieve-lm+np+coverage+slots-fitted`` the slot check too (the embedded 1.5B model's
+default, with weights shipped in ``data/model-defaults.json``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-SIGNALS = ("margin", "np", "coverage", "draw")
+SIGNALS = ("margin", "np", "coverage", "slots", "draw")
 THRESHOLD_SIGNAL = {"margin": "margin", "np": "np"}  # threshold name -> the signal it cuts
 FITTED = "weights"  # a rule's fitted weights, calibrated as a whole (not a cut of a signal)
 MARGIN_CONTEXTS = ("retrieved", "none")
@@ -37,6 +40,8 @@ FEATURES: dict[str, Callable[[Mapping[str, np.ndarray]], np.ndarray]] = {
     "np": lambda s: s["np"],
     "margin*np": lambda s: s["margin"] * s["np"],
     "coverage": lambda s: s["coverage"],
+    "slot conflict": lambda s: (np.asarray(s["slots"]) < 0).astype(float),
+    "slot confirmed": lambda s: (np.asarray(s["slots"]) > 0).astype(float),
 }
 RULE_FEATURES = ("margin", "np", "margin*np")  # retrieve-lm+np-fitted's
 
@@ -111,9 +116,13 @@ class Verifier:
         return "coverage" in self.signals
 
     @property
+    def uses_slots(self) -> bool:
+        return "slots" in self.signals
+
+    @property
     def needs_evidence(self) -> bool:
         retrieved = self.uses_margin and self.margin_context == "retrieved"
-        return self.uses_np or self.uses_coverage or retrieved
+        return self.uses_np or self.uses_coverage or self.uses_slots or retrieved
 
     def decide(
         self, signals: Mapping[str, np.ndarray], thresholds: Thresholds, n: int
@@ -210,6 +219,19 @@ register(
         description="a logistic rule over margin, NP and the fact's lexical coverage by "
         "its passages, fitted by 'fscore calibrate' (before fitting: as retrieve-lm+np)",
         features=COVERAGE_RULE_FEATURES,
+    )
+)
+SLOTS_RULE_FEATURES = (*COVERAGE_RULE_FEATURES, "slot conflict", "slot confirmed")
+register(
+    Verifier(
+        "retrieve-lm+np+coverage+slots-fitted",
+        ("margin", "np", "coverage", "slots"),
+        fitted_rule(SLOTS_RULE_FEATURES),
+        (FITTED,),
+        description="the coverage rule plus the slot check (are the fact's years, numbers, "
+        "nationalities and occupations stated by its passages, or other values of their "
+        "type?), fitted by 'fscore calibrate' (before fitting: as retrieve-lm+np)",
+        features=SLOTS_RULE_FEATURES,
     )
 )
 register(Verifier("always-supported", (), lambda s, t: True, description="baseline"))

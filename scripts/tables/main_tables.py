@@ -19,6 +19,7 @@ from scripts.tables.markdown import md_intervals, md_page_length, md_results
 from scripts.tables.runner import (
     COVERAGE_RULE,
     LONG_PAGE,
+    SLOTS_RULE,
     Runner,
     auc,
     default_and_crossfit,
@@ -36,9 +37,9 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
     report["baselines"] = {name: f for name, _, f in results}
     # One run records the margin and NP of every fact: retrieve-lm, np and the ensemble
     # are its decisions under different thresholds.
-    # (Run as the coverage rule, unfitted: the ensemble's decisions, and every fact's
-    # lexical coverage recorded with its margin and NP.)
-    main_rows = run.rows("retrieve-lm+np", bios, verifier=COVERAGE_RULE,
+    # (Run as the slots rule, unfitted: the ensemble's decisions, and every fact's
+    # lexical coverage and slot check recorded with its margin and NP.)
+    main_rows = run.rows("retrieve-lm+np", bios, verifier=SLOTS_RULE,
                          np_model=args.np_model)  # fmt: skip
     # The no-context LM is a pass of its own (~0.3 s a fact): "--skip no-context" leaves it out.
     nc = None if "no-context" in args.skip else run.rows("no-context-lm", bios,
@@ -61,6 +62,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             args.np_model,
             run.page_size if name.startswith("retrieve-lm") else None,
             run.rows_dir,
+            halves=name in (COVERAGE_RULE, SLOTS_RULE),
         )
         for name, rows in (
             *([] if nc is None else [("no-context-lm", nc)]),
@@ -69,12 +71,19 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             ("retrieve-lm+np", main_rows),
             ("retrieve-lm+np-fitted", main_rows),
             (COVERAGE_RULE, main_rows),
+            (SLOTS_RULE, main_rows),
         )
     }
     report["auc_coverage"] = auc(main_rows, "coverage")
     report["page_length"] = {
         v: report["verifiers"][v]["page_length"]
-        for v in ("retrieve-lm", "retrieve-lm+np", "retrieve-lm+np-fitted", COVERAGE_RULE)
+        for v in (
+            "retrieve-lm",
+            "retrieve-lm+np",
+            "retrieve-lm+np-fitted",
+            COVERAGE_RULE,
+            SLOTS_RULE,
+        )
     }
     print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "
           "human atomic facts for F1)\n\n" + md_results(results) + "\n")  # fmt: skip

@@ -40,7 +40,8 @@ def _cells(prefix: str, figures: dict, out: dict, intervals: bool = False) -> No
 def tables_figures(report: dict) -> dict[str, float | int | bool | None]:
     """The figures of a tables report, flat: ``table1/<subject>/<column>``,
     ``<verifier>/<default|cross-fitted>/<subject>/<er|fs|f1|human>`` (with ``_low`` and
-    ``_high`` interval ends for the thresholded verifiers), ``auc/<signal>`` and
+    ``_high`` interval ends for the thresholded verifiers; for the fitted rules compared as
+    defaults, ``.../half<0|1>/mean_er|mean_f1``), ``auc/<signal>`` and
     ``<verifier>/pages<=5|>5/<subject>/<er|f1>``."""
     out: dict = {}
     for subject, row in report["table1"].items():
@@ -59,6 +60,9 @@ def tables_figures(report: dict) -> dict[str, float | int | bool | None]:
             _cells(f"{name}/default", verifier["default"], out, intervals=True)
         _cells(f"{name}/cross-fitted", verifier["calibrated"], out, intervals=True)
         out[f"{name}/cross-fitted/ranking_kept"] = verifier["calibrated"]["ranking_kept"]
+        for half, (er, f1) in verifier.get("halves", {}).items():  # what a default compares
+            out[f"{name}/cross-fitted/half{half}/mean_er"] = er
+            out[f"{name}/cross-fitted/half{half}/mean_f1"] = f1
         for pages, part in verifier.get("page_length", {}).items():
             out[f"{name}/pages{pages}/topics"] = part["topics"]
             for subject, cell in part["subjects"].items():

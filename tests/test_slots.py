@@ -1,0 +1,77 @@
+"""The slot check as a signal: what it reads in passages, and the fitted rule that weighs it."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from factscore_local.config import EvalConfig, build_config
+from factscore_local.pipeline.estimator import Estimator
+from factscore_local.pipeline.inputs import read_bios
+from factscore_local.pipeline.slots import slot_check, slot_signal
+from factscore_local.pipeline.verifiers import SLOTS_RULE_FEATURES, Thresholds, get_verifier
+from tests.conftest import SHARED, require
+
+CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
+SLOTS_RULE = "retrieve-lm+np+coverage+slots-fitted"
+AGASSI = ["Andre Kirk Agassi is an American former world No. 1 tennis player.",
+          "He won the Canadian Open three times."]  # fmt: skip
+
+
+def test_a_demonym_inside_a_name_is_not_a_nationality():
+    assert slot_check("Andre Agassi is a Canadian professional tennis player.", AGASSI) == (
+        "conflict"
+    )
+    assert slot_check("Andre Agassi is an American tennis player.", AGASSI) == "confirmed"
+    # In the fact too: "the Canadian Open" names a tournament, not his nationality.
+    assert slot_check("Agassi won the Canadian Open.", AGASSI) == "unknown"
+
+
+def test_the_signal_values():
+    page = ["Mitzi Gaynor (born September 4, 1931) is an American actress."]
+    assert slot_signal("She was born in 1931.", page) == 1.0
+    assert slot_signal("She was born in 1925.", page) == -1.0
+    assert slot_signal("She starred in films.", page) == 0.0
+
+
+def test_the_slots_rule_weighs_a_conflict():
+    rule = get_verifier(SLOTS_RULE)
+    assert rule.features == SLOTS_RULE_FEATURES and rule.uses_slots and rule.needs_evidence
+    # bias 0, margin 1, the rest 0 but the conflict's weight -5: a conflict vetoes margin 2.
+    weights = (0.0, 1.0, 0.0, 0.0, 0.0, -5.0, 0.0)
+    signals = {"margin": np.array([2.0, 2.0, 2.0]), "np": np.zeros(3),
+               "coverage": np.zeros(3), "slots": np.array([-1.0, 0.0, 1.0])}  # fmt: skip
+    assert rule.decide(signals, Thresholds(weights=weights), 3).tolist() == [False, True, True]
+    with pytest.raises(ValueError, match="hold 7 numbers"):
+        build_config({"index": "idx", "verifier": SLOTS_RULE, "rule_weights": [0.0] * 5})
+
+
+def test_the_slots_rule_records_the_check_of_each_facts_passages(db_index, tmp_path):
+    """On a real bio with the small LM: each fact's recorded slot value is the slot check of
+    its own recorded evidence, and a fact with its year moved conflicts where the original
+    was confirmed."""
+    from factscore_local.index.reader import KnowledgeSource
+
+    from factscore_local.model_store import SMALL_LM, installed_path
+
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    bio = next(iter(read_bios(require(CHATGPT))))
+    atoms = [f["text"] for s in bio.annotations for f in s.get("model-atomic-facts") or []]
+    dated = [a for a in atoms if re.search(r"\b(19|20)\d\d\b", a)][:3]
+    assert dated, "the first ChatGPT bio states years"
+    moved = [re.sub(r"\b((?:19|20)\d\d)\b", lambda m: str(int(m.group()) - 6), a) for a in dated]
+    config = EvalConfig(index=db_index, lm=SMALL_LM, verifier=SLOTS_RULE,
+                        rule_weights=(0.0, 1.0, 0.0, 0.0, 0.0, -5.0, 0.0),
+                        cache=tmp_path / "c.db")  # fmt: skip
+    results = Estimator(config).verify([(bio.topic, bio.topic, a) for a in atoms[:6] + moved])
+    ks = KnowledgeSource(db_index)
+    for d in results:
+        texts = [ks.passage(e.passage_id).clean_text for e in d.evidence]
+        assert d.slots == slot_signal(d.atom, texts)
+        assert d.is_supported == (d.margin - 5.0 * (d.slots < 0) > 0)
+    by_atom = {d.atom: d for d in results}
+    pairs = [(by_atom[a], by_atom[m]) for a, m in zip(dated, moved, strict=True)]
+    assert any(o.slots == 1.0 and c.slots == -1.0 and not c.is_supported for o, c in pairs)
