@@ -31,6 +31,8 @@ from scripts.tables.results import TABLE1_KEYS
 
 DOCS = ROOT / "docs" / "benchmarks"
 HEADLINE = "tables-98"  # the results file the headline table is read from
+PROBE = "counterfactual-98"  # the results file the README's contradiction table is read from
+PREVIOUS_RULE = "retrieve-lm+np+coverage-fitted"  # the 1.5B model's default before the slots
 DEFAULT_RULE = "retrieve-lm+np+coverage+slots-fitted"  # the embedded 1.5B model's
 VERIFIERS = ("always-supported", "always-not-supported", "random", "no-context-lm", "np",
              "retrieve-lm", "retrieve-lm+np", "retrieve-lm+np-fitted",
@@ -251,6 +253,31 @@ def headline(record: dict) -> str:
     )
 
 
+def contradictions(record: dict) -> str:
+    """The README's probe table: per kind, the share of one-slot contradictions rejected and
+    of their originals accepted, by the default rule and by the one before it."""
+    f, default = record["figures"], record["data"]["default_verifier"]
+    rules = [r for r in (PREVIOUS_RULE, default) if f"verifiers/{r}/all/recall" in f]
+    names = {PREVIOUS_RULE: "previous default", default: "default"}
+    kinds = [k.split("/")[2] for k in f if k.startswith(f"verifiers/{default}/")
+             and k.endswith("/pairs")]  # fmt: skip
+    rows = [[kind, f[f"verifiers/{default}/{kind}/pairs"],
+             *(f"{f[f'verifiers/{r}/{kind}/recall']:.1f}" for r in rules),
+             *(f"{f[f'verifiers/{r}/{kind}/originals_accepted']:.1f}" for r in rules)]
+            for kind in kinds]  # fmt: skip
+    head = ["kind", "pairs", *(f"rejected, {names[r]}" for r in rules),
+            *(f"originals accepted, {names[r]}" for r in rules)]  # fmt: skip
+    data = record["data"]
+    return (
+        GENERATED.format(f"{record['name']}.json") + "\n\n" + md_table(head, rows) + "\n\n"
+        f"{data['pairs']} one-slot counterfactuals of facts the annotators labeled supported, "
+        f"on {len(data['topics'])} labeled dev topics (at most {data['per_kind_per_topic']} "
+        "per kind and topic), each beside its original; in %; default: "
+        f"`{default}`, previous default: `{PREVIOUS_RULE}`. "
+        f"[Details](docs/benchmarks/{record['name']}.md).\n"
+    )
+
+
 def write_docs(out: Path = DOCS) -> list[Path]:
     """Writes every page; returns their paths."""
     records = [read_results(p) for p in sorted(RESULTS.glob("*.json"))]
@@ -267,6 +294,10 @@ def write_docs(out: Path = DOCS) -> list[Path]:
         state = "replayed" if main.get("replay") else "recorded"
         rows.append([f"[The README's headline table (from {HEADLINE})](headline.md)",
                      main["date"][:10], state])  # fmt: skip
+    probe = next((r for r in records if r["name"] == PROBE), None)
+    if probe is not None:
+        rows.append([f"[The README's contradiction table (from {PROBE})](contradictions.md)",
+                     probe["date"][:10], "recorded"])  # fmt: skip
     index = out / "index.md"
     index.write_text(
         "# Benchmarks\n\nEvery figure comes from a results file in `scripts/results/`; "
@@ -277,6 +308,9 @@ def write_docs(out: Path = DOCS) -> list[Path]:
     if main is not None:
         (out / "headline.md").write_text(headline(main), "utf-8")
         written.append(out / "headline.md")
+    if probe is not None:  # the README's contradiction table
+        (out / "contradictions.md").write_text(contradictions(probe), "utf-8")
+        written.append(out / "contradictions.md")
     return written
 
 

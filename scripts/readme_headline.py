@@ -1,11 +1,12 @@
-"""Put the generated headline table into the README.
+"""Put the generated tables into the README.
 
     python -m scripts.readme_headline [--check]
 
-``python -m scripts.docs`` writes ``docs/benchmarks/headline.md`` from the headline results
-file; this copies it, unchanged, between the README's ``<!-- headline -->`` and
-``<!-- /headline -->`` markers, so the README's figures are never typed by hand.
-``--check`` changes nothing and exits 1 when the README's block differs.
+``python -m scripts.docs`` writes ``docs/benchmarks/headline.md`` (the dev-set ER and F1)
+and ``docs/benchmarks/contradictions.md`` (the counterfactual probe) from their results
+files; this copies each, unchanged, between the README's ``<!-- NAME -->`` and
+``<!-- /NAME -->`` markers, so the README's figures are never typed by hand. ``--check``
+changes nothing and exits 1 when a block differs.
 """
 
 from __future__ import annotations
@@ -16,44 +17,53 @@ import re
 from scripts.common import ROOT
 
 README = ROOT / "README.md"
-HEADLINE = ROOT / "docs" / "benchmarks" / "headline.md"
-BLOCK = re.compile(r"(<!-- headline -->\n)(.*?)(<!-- /headline -->)", re.DOTALL)
+BLOCKS = {  # marker name -> the generated page the README holds there
+    "headline": ROOT / "docs" / "benchmarks" / "headline.md",
+    "contradictions": ROOT / "docs" / "benchmarks" / "contradictions.md",
+}
+HEADLINE = BLOCKS["headline"]
 
 
-def readme_block(readme: str) -> str:
-    """The text between the README's headline markers.
+def _pattern(name: str) -> re.Pattern:
+    return re.compile(rf"(<!-- {name} -->\n)(.*?)(<!-- /{name} -->)", re.DOTALL)
+
+
+def readme_block(readme: str, name: str = "headline") -> str:
+    """The text between the README's ``name`` markers.
 
     Raises:
-        ValueError: the README has no (or an unclosed) headline block.
+        ValueError: the README has no (or an unclosed) such block.
     """
-    match = BLOCK.search(readme)
+    match = _pattern(name).search(readme)
     if match is None:
-        raise ValueError("README.md has no '<!-- headline -->' ... '<!-- /headline -->' block")
+        raise ValueError(f"README.md has no '<!-- {name} -->' ... '<!-- /{name} -->' block")
     return match.group(2)
 
 
-def splice(readme: str, table: str) -> str:
-    """``readme`` with ``table`` between its headline markers."""
-    readme_block(readme)  # the markers must be there
+def splice(readme: str, table: str, name: str = "headline") -> str:
+    """``readme`` with ``table`` between its ``name`` markers."""
+    readme_block(readme, name)  # the markers must be there
     table = table if table.endswith("\n") else table + "\n"
-    return BLOCK.sub(lambda m: m.group(1) + table + m.group(3), readme, count=1)
+    return _pattern(name).sub(lambda m: m.group(1) + table + m.group(3), readme, count=1)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Splices (or, with ``--check``, compares) the headline table."""
+    """Splices (or, with ``--check``, compares) every generated block."""
     ap = argparse.ArgumentParser(prog="python -m scripts.readme_headline", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--check", action="store_true", help="compare only; exit 1 on a difference")
     args = ap.parse_args(argv)
-    readme, table = README.read_text("utf-8"), HEADLINE.read_text("utf-8")
-    updated = splice(readme, table)
+    readme = updated = README.read_text("utf-8")
+    for name, page in BLOCKS.items():
+        if page.exists():
+            updated = splice(updated, page.read_text("utf-8"), name)
     if args.check:
         same = updated == readme
-        print("README headline: " + ("OK" if same else "differs from " + str(HEADLINE)))
+        print("README blocks: " + ("OK" if same else "differ from docs/benchmarks"))
         return 0 if same else 1
     if updated != readme:
         README.write_text(updated, "utf-8")
-        print(f"README headline: updated from {HEADLINE.relative_to(ROOT)}")
+        print("README blocks: updated from docs/benchmarks")
     return 0
 
 

@@ -50,6 +50,19 @@ def test_readme_headline_is_the_generated_table() -> None:
     assert block == readme_headline.HEADLINE.read_text("utf-8")
 
 
+def test_readme_contradiction_table_is_the_generated_one() -> None:
+    """The README's probe table is the one ``python -m scripts.docs`` makes from the
+    counterfactual probe's results file, with the default rule's and the previous one's."""
+    record = read_results(RESULTS / f"{docs.PROBE}.json")
+    block = readme_headline.readme_block(README.read_text("utf-8"), "contradictions")
+    assert block == docs.contradictions(record), (
+        "README.md's contradictions block is stale: run `python -m scripts.docs` and "
+        "`python -m scripts.readme_headline`"
+    )
+    assert "| year |" in block and "rejected, default" in block
+    assert "rejected, previous default" in block
+
+
 def test_splice_replaces_only_the_block() -> None:
     readme = "# x\n\n<!-- headline -->\nold\n<!-- /headline -->\n\nrest\n"
     assert readme_headline.splice(readme, "| a |") == (
