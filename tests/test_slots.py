@@ -75,3 +75,26 @@ def test_the_slots_rule_records_the_check_of_each_facts_passages(db_index, tmp_p
     by_atom = {d.atom: d for d in results}
     pairs = [(by_atom[a], by_atom[m]) for a, m in zip(dated, moved, strict=True)]
     assert any(o.slots == 1.0 and c.slots == -1.0 and not c.is_supported for o, c in pairs)
+
+
+@pytest.mark.slow
+def test_the_default_rejects_the_demos_planted_nationality(xml_index, tmp_path):
+    """The demo's planted "Canadian" Andre Agassi, on the real dump excerpt's page with the
+    embedded 1.5B model and its shipped default rule: the slot check finds the conflict
+    ("Canadian" occurs there only in "the Canadian Open") and the rule rejects the fact,
+    while the true statement is confirmed and accepted."""
+    from factscore_local.api import load_config
+    from factscore_local.model_store import DEFAULT_LM, installed_path
+
+    if installed_path(DEFAULT_LM) is None:
+        pytest.skip(f"{DEFAULT_LM} not installed (fscore models install)")
+    config = load_config(xml_index, cache=tmp_path / "c.db")
+    assert config.verifier == SLOTS_RULE and len(config.rule_weights) == 7
+    planted, true = Estimator(config).verify(
+        [
+            ("Andre Agassi", "Andre Agassi", f"Andre Agassi is {a} professional tennis player.")
+            for a in ("a Canadian", "an American")
+        ]  # fmt: skip
+    )
+    assert planted.slots == -1.0 and not planted.is_supported
+    assert true.slots == 1.0 and true.is_supported
