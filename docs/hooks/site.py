@@ -1,4 +1,4 @@
-"""MkDocs hooks: the README's headline table, read inside the site.
+"""MkDocs hooks: the README's generated tables (headline, contradictions), read inside the site.
 
 ``docs/benchmarks/headline.md`` is generated for the README, so its links are relative to
 the repository root (``docs/benchmarks/x.md``); inside the site the page sits next to them.
@@ -11,6 +11,6 @@ from typing import Any
 
 def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
     """Rewrites the README-relative links of the generated headline page."""
-    if page.file.src_uri == "benchmarks/headline.md":
+    if page.file.src_uri in ("benchmarks/headline.md", "benchmarks/contradictions.md"):
         return markdown.replace("](docs/benchmarks/", "](")
     return markdown
