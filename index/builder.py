@@ -31,7 +31,6 @@ from factscore_local.index.models import DEFAULT_DENSE
 from factscore_local.index.sources import check_source
 from factscore_local.index.store import STORE_NAME, Store
 from factscore_local.index.tokenizer import DEFAULT_TOKENIZER
-from tqdm import tqdm
 
 from factscore_local.extras import check_installed
 
@@ -291,29 +290,14 @@ def _build_dense(store: Store, out: Path, opts: BuildOptions) -> None:
     from factscore_local.index.dense import (
         Embedder,
         build_faiss_index,
-        last_embedded_id,
+        dense_resume,
         passage_input,
         store_vectors,
     )
 
     embedder = Embedder(opts.dense, device=opts.device)
     model_key = opts.dense
-    done_up_to = last_embedded_id(store.conn, model_key)
-    total = store.count("passages")
-    already = int(
-        store.conn.execute(
-            "SELECT COUNT(*) FROM embeddings WHERE model=?", (model_key,)
-        ).fetchone()[0]
-    )
-    bar = tqdm(
-        total=total,
-        initial=already,
-        unit=" passages",
-        desc="dense",
-        disable=not opts.progress,
-        dynamic_ncols=True,
-        mininterval=1.0,
-    )
+    done_up_to, bar = dense_resume(store, model_key, opts.progress)
     ids: list[int] = []
     texts: list[str] = []
 

@@ -123,12 +123,11 @@ def embed_with_ray(
     Returns:
         A :class:`DenseRun`.
     """
-    from tqdm import tqdm
 
     from factscore_local.index.dense import (
         DENSE_INDEX,
         build_faiss_index,
-        last_embedded_id,
+        dense_resume,
         store_vectors,
     )
     from factscore_local.index.store import STORE_NAME, Store
@@ -137,19 +136,7 @@ def embed_with_ray(
     device = worker_device(device, gpus_per_worker)
     store = Store(out / STORE_NAME)
     try:
-        done_up_to = last_embedded_id(store.conn, spec)
-        total = store.count("passages")
-        already = store.conn.execute(
-            "SELECT COUNT(*) FROM embeddings WHERE model=?", (spec,)
-        ).fetchone()[0]
-        bar = tqdm(
-            total=total,
-            initial=already,
-            unit=" passages",
-            desc="dense (ray)",
-            disable=not progress,
-            mininterval=1.0,
-        )
+        done_up_to, bar = dense_resume(store, spec, progress, "dense (ray)")
         shards = _shards(store, done_up_to, shard_passages)
         window = window_shards or 4 * workers
         with ray_session(address, num_cpus=local_cpus(workers, threads_per_worker)) as ray:

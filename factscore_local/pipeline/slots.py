@@ -62,12 +62,13 @@ def slots(text: str) -> dict[str, set[str]]:
     }
 
 
-def slot_check(fact: str, passages: Sequence[str]) -> str:
+def slot_check(fact: str, passages: Sequence[str] | dict[str, set[str]]) -> str:
     """How a fact's slots fare in its passages.
 
     Args:
         fact: the fact.
-        passages: the texts of its evidence.
+        passages: the texts of its evidence, or their ``slots`` (read once for the facts
+            that share them).
 
     Returns:
         ``"conflict"`` when a slot's value is not in the passages while they hold another
@@ -75,7 +76,7 @@ def slot_check(fact: str, passages: Sequence[str]) -> str:
         ``"unknown"`` (no slots, or a slot whose type the passages do not mention).
     """
     own = slots(fact)
-    found = slots(" ".join(passages))
+    found = passages if isinstance(passages, dict) else slots(" ".join(passages))
     verdict = "confirmed" if any(own.values()) else "unknown"
     for kind, values in own.items():
         missing = values - found[kind]
@@ -89,7 +90,7 @@ def slot_check(fact: str, passages: Sequence[str]) -> str:
 SLOT_VALUES = {"conflict": -1.0, "unknown": 0.0, "confirmed": 1.0}
 
 
-def slot_signal(fact: str, passages: Sequence[str]) -> float:
+def slot_signal(fact: str, passages: Sequence[str] | dict[str, set[str]]) -> float:
     """The ``slots`` signal: -1 for a conflicting slot, 1 when every slot is confirmed, 0
     otherwise (see ``slot_check``).
 
