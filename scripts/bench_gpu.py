@@ -1,18 +1,21 @@
 """The GPU check of issue 37: dev bios verified on a GPU against the CPU path, and dense
 encoding throughput.
 
-Three steps, each a subcommand, so that the CPU half runs here and the GPU half on a lent
-machine with the same code:
+Each step is a subcommand, so that the CPU half runs here and the GPU half on a lent
+machine with the same code (``scripts/gpu_check.sh`` there says how it travels):
 
-    # the CPU path's decisions (llama.cpp, the default backend for GGUF)
+    # the CPU paths: llama.cpp (the default for GGUF) and transformers in float32
     python -m scripts.bench_gpu verify --device cpu --rows cpu-rows.jsonl --json cpu.json
-    # the same bios on the GPU (transformers, bf16)
+    python -m scripts.bench_gpu verify --device cpu --backend transformers \
+        --rows cpu-hf-rows.jsonl --json cpu-hf-verify.json
+    # the same bios on the GPU: bf16 with 16 and 1 prompts per pass, then float32
     python -m scripts.bench_gpu verify --device cuda --backend transformers \
-        --rows gpu-rows.jsonl --json gpu.json
-    python -m scripts.bench_gpu encode --device cuda --n 100000 --json encode.json
-    python -m scripts.bench_gpu compare cpu-rows.jsonl gpu-rows.jsonl --json agree.json
+        --tail-batches 16,1 --rows gpu-rows.jsonl --json gpu-verify.json
+    python -m scripts.bench_gpu verify --device cuda --backend transformers \
+        --dtype float32 --tail-batches 16 --rows gpu32-rows.jsonl --json gpu32-verify.json
+    python -m scripts.bench_gpu encode --device cuda --n 50000 --json gpu-encode.json
     # all of it into scripts/results/gpu-check.json (the docs page is generated from it)
-    python -m scripts.bench_gpu record --steps DIR
+    python -m scripts.bench_gpu record --steps DIR --commit C --date D
 
 The bios are the first N responding bios of a labeled dev file, verified with their
 labeled model atomic facts (``use_atomic_facts``), so both paths judge the same facts and
@@ -52,10 +55,26 @@ def responding_bios(path: Path, n: int) -> list:
     return bios[:n]
 
 
+def _load(config, dtype: str | None):
+    """The LM of ``config``; on the transformers backend in ``dtype`` when one is named
+    (e.g. float32 on a GPU, to set the GPU's arithmetic apart from its precision)."""
+    from factscore_local.runtime.components import load_shared_lm
+
+    if config.backend != "transformers" or dtype is None:
+        return load_shared_lm(config)
+    from factscore_local.lm.hf_backend import HFCausalLM
+    from factscore_local.model_store import resolve_lm
+
+    return HFCausalLM(resolve_lm(config.lm), threads=config.threads, device=config.device,
+                      dtype=dtype)  # fmt: skip
+
+
 def verify(args: argparse.Namespace) -> dict:
-    """Verify the bios' labeled model facts; write the rows and return the timing."""
+    """Verify the bios' labeled model facts once per tail batch size, on one loaded LM;
+    write each run's rows and return the timings (the first run's at the top level)."""
     from factscore_local.config import build_config
     from factscore_local.pipeline.estimator import Estimator
+    from factscore_local.runtime.components import build_components
 
     labeled = args.labeled
     if labeled is None:  # run from the checkout: the shared data's ChatGPT file
@@ -63,40 +82,59 @@ def verify(args: argparse.Namespace) -> dict:
 
         labeled = labeled_dir(data_root()) / "ChatGPT.jsonl"
     bios = responding_bios(labeled, args.n_bios)
-    with tempfile.TemporaryDirectory() as tmp:
-        options = {
-            "index": args.index,
-            "lm": args.lm,
-            "backend": args.backend,
-            "device": args.device,
-            "use_atomic_facts": True,
-            "validate": False,
-            "cache": Path(tmp) / "cache.db",  # nothing reused: every margin is computed
-        }
-        config = build_config(options, None, set(options))
-        start = time.perf_counter()
-        estimator = Estimator(config)
-        lm = estimator.components.lm.get()  # load the weights before the clock starts
-        loaded = time.perf_counter()
-        rows = estimator.run(bios, args.rows, progress=False)
-        done = time.perf_counter()
-    n_facts = sum(len(r.decisions) for r in rows)
+    batches = [int(b) for b in args.tail_batches.split(",")] if args.tail_batches else [None]
+    runs, lm, load_s = [], None, 0.0
+    for batch in batches:
+        with tempfile.TemporaryDirectory() as tmp:
+            options = {
+                "index": args.index,
+                "lm": args.lm,
+                "backend": args.backend,
+                "device": args.device,
+                "verifier": args.verifier,
+                "use_atomic_facts": True,
+                "validate": False,
+                "cache": Path(tmp) / "cache.db",  # nothing reused: every margin is computed
+            }
+            config = build_config(options, None, set(options))
+            if lm is None:  # load the weights before the clock starts
+                start = time.perf_counter()
+                lm = _load(config, args.dtype)
+                load_s = time.perf_counter() - start
+            if batch is not None:
+                lm.tail_batch = batch
+            estimator = Estimator(config, build_components(config, lm=lm))
+            rows_path = args.rows if len(batches) == 1 else _suffixed(args.rows, batch)
+            start = time.perf_counter()
+            rows = estimator.run(bios, rows_path, progress=False)
+            seconds = time.perf_counter() - start
+        n_facts = sum(len(r.decisions) for r in rows)
+        runs.append({
+            # prompts sharing a page evaluated per pass (the transformers backend on a GPU: 16)
+            "tail_batch": getattr(lm, "tail_batch", 1),
+            "rows": rows_path.name,
+            "n_facts": n_facts,
+            "errors": [r.error for r in rows if r.error],
+            "verify_s": round(seconds, 2),
+            "s_per_fact": round(seconds / max(n_facts, 1), 4),
+        })  # fmt: skip
     return {
         "device": args.device,
         "backend": args.backend,
+        "dtype": str(getattr(lm, "dtype", "")).replace("torch.", "") or None,
         "lm": Path(args.lm).name if args.lm else None,
         "verifier": config.verifier,
-        # prompts sharing a page evaluated per pass (the transformers backend on a GPU: 16)
-        "tail_batch": getattr(getattr(lm, "lm", lm), "tail_batch", 1),
         "n_bios": len(rows),
         "topics": [r.topic for r in rows],
-        "n_facts": n_facts,
-        "errors": [r.error for r in rows if r.error],
-        "load_s": round(loaded - start, 2),
-        "verify_s": round(done - loaded, 2),
-        "s_per_fact": round((done - loaded) / max(n_facts, 1), 4),
+        "load_s": round(load_s, 2),
+        **runs[0],
+        "runs": runs,
         "machine": _machine(),
     }
+
+
+def _suffixed(path: Path, batch: int | None) -> Path:
+    return path.with_name(f"{path.stem}-b{batch}{path.suffix}")
 
 
 def passages_for_encoding(index: Path, n: int) -> tuple[list[str], int]:
@@ -166,9 +204,11 @@ def compare(args: argparse.Namespace) -> dict:
 
 
 def record(args: argparse.Namespace) -> dict:
-    """The GPU check's results file, from the JSON each step wrote into ``--steps``:
-    ``gpu-verify``, ``devcpu-hf-verify``, ``cpu-verify`` (this machine, llama.cpp),
-    ``gpu-encode``, ``devcpu-encode`` and the rows files they compared."""
+    """The GPU check's results file, from what the steps wrote into ``--steps``:
+    ``gpu-verify`` (bf16, tail batches 16 and 1, rows ``gpu-rows-b16``/``-b1``),
+    ``gpu32-verify`` (float32 on the GPU, rows ``gpu32-rows``), ``cpu-hf-verify`` (float32
+    on this machine's CPU, rows ``cpu-hf-rows``), ``cpu-rows`` (llama.cpp on this machine,
+    the bios it finished), ``gpu-encode``, ``devcpu-encode`` and ``gpu.txt``."""
     from scripts.common import machine, write_results
 
     steps = args.steps
@@ -176,34 +216,35 @@ def record(args: argparse.Namespace) -> dict:
     def step(name: str) -> dict:
         return json.loads((steps / f"{name}.json").read_text(encoding="utf-8"))
 
-    gpu, dev_cpu = step("gpu-verify"), step("devcpu-hf-verify")
-    # the llama.cpp run on this machine: its timing only when it finished all the bios
-    cpu = step("cpu-verify") if (steps / "cpu-verify.json").exists() else None
+    gpu, gpu32, cpu_hf = step("gpu-verify"), step("gpu32-verify"), step("cpu-hf-verify")
     enc_gpu, enc_cpu = step("gpu-encode"), step("devcpu-encode")
+    batched, single = (next(r for r in gpu["runs"] if r["tail_batch"] == b) for b in (16, 1))
 
     def agreement(first: str, second: str) -> dict:
-        ns = argparse.Namespace(first=steps / first, second=steps / second)
-        return compare(ns)
+        return compare(argparse.Namespace(first=steps / first, second=steps / second))
 
-    precision = agreement("devcpu-hf-rows.jsonl", "gpu-rows.jsonl")
-    backend = agreement("cpu-rows.jsonl", "devcpu-hf-rows.jsonl")
-    overall = agreement("cpu-rows.jsonl", "gpu-rows.jsonl")
-    figures: dict = {
-        "gpu_bf16/s_per_fact": gpu["s_per_fact"],
-        "gpu_bf16/load_s": gpu["load_s"],
-        "gpu_host_cpu_fp32/s_per_fact": dev_cpu["s_per_fact"],
-        "agreement/gpu_bf16_vs_cpu_fp32": precision["agreement"],
-        "agreement/cpu_fp32_vs_llama_cpp": backend["agreement"],
-        "agreement/gpu_bf16_vs_llama_cpp": overall["agreement"],
-        "margin_pearson/gpu_bf16_vs_cpu_fp32": precision["margin_pearson"],
-        "margin_pearson/gpu_bf16_vs_llama_cpp": overall["margin_pearson"],
-        "facts_compared/gpu_bf16_vs_cpu_fp32": precision["n_facts"],
-        "facts_compared/with_llama_cpp": overall["n_facts"],
-        "encode/gpu_passages_per_s": enc_gpu["passages_per_s"],
-        "encode/gpu_host_cpu_passages_per_s": enc_cpu["passages_per_s"],
+    pairs = {
+        "gpu_bf16_batched_vs_one_at_a_time": ("gpu-rows-b16.jsonl", "gpu-rows-b1.jsonl"),
+        "gpu_bf16_vs_gpu_fp32": ("gpu-rows-b16.jsonl", "gpu32-rows.jsonl"),
+        "gpu_fp32_vs_cpu_fp32": ("gpu32-rows.jsonl", "cpu-hf-rows.jsonl"),
+        "gpu_bf16_vs_llama_cpp": ("gpu-rows-b16.jsonl", "cpu-rows.jsonl"),
+        "gpu_fp32_vs_llama_cpp": ("gpu32-rows.jsonl", "cpu-rows.jsonl"),
     }
-    if cpu is not None:
-        figures["this_machine_llama_cpp/s_per_fact"] = cpu["s_per_fact"]
+    figures: dict = {
+        "gpu_bf16/s_per_fact": batched["s_per_fact"],
+        "gpu_bf16_one_at_a_time/s_per_fact": single["s_per_fact"],
+        "gpu_fp32/s_per_fact": gpu32["s_per_fact"],
+        "gpu_bf16/load_s": gpu["load_s"],
+        "this_machine_fp32/s_per_fact": cpu_hf["s_per_fact"],
+    }
+    for name, (first, second) in pairs.items():
+        result = agreement(first, second)
+        figures[f"agreement/{name}"] = result["agreement"]
+        figures[f"margin_pearson/{name}"] = result["margin_pearson"]
+        figures[f"facts_compared/{name}"] = result["n_facts"]
+    figures["encode/gpu_passages_per_s"] = enc_gpu["passages_per_s"]
+    figures["encode/gpu_host_cpu_passages_per_s"] = enc_cpu["passages_per_s"]
+    card = (steps / "gpu.txt").read_text(encoding="utf-8").splitlines()
     result = {
         "name": "gpu-check",
         "replay": False,
@@ -215,10 +256,13 @@ def record(args: argparse.Namespace) -> dict:
         "date": args.date,
         "machine": {
             "cores": gpu["machine"]["cpu_cores"],
-            "cpu": "the lent GPU machine's x86-64 host (model not recorded)",
+            "cpu": next(
+                (line.split(":", 1)[1].strip() for line in card if line.startswith("Model name")),
+                "not recorded",
+            ),  # fmt: skip
             "gpu": gpu["machine"].get("gpu"),
             "torch": gpu["machine"].get("torch"),
-            "llama_cpp_machine": machine(),
+            "this_machine": machine(),
         },
         "data": {
             "labeled": "factscore/labeled-dev/ChatGPT.jsonl",
@@ -228,8 +272,10 @@ def record(args: argparse.Namespace) -> dict:
             "lm": gpu["lm"],
             "verifier": gpu["verifier"],
             "facts_from": "the labeled model-atomic-facts (no decomposition)",
+            "tail_batch_on_gpu": batched["tail_batch"],
             "encode_passages": enc_gpu["n_passages"],
             "encode_distinct_passages": enc_gpu["distinct_passages"],
+            "encode_passages_host_cpu": enc_cpu["n_passages"],
         },
         "figures": figures,
     }
@@ -247,7 +293,11 @@ def main(argv: list[str] | None = None) -> None:
     v.add_argument("--lm", default="qwen2.5-coder-0.5b-instruct-q4_k_m")
     v.add_argument("--backend", default="auto")
     v.add_argument("--device", default="auto")
-    v.add_argument("--rows", type=Path, required=True)
+    v.add_argument("--verifier", default="retrieve-lm")
+    v.add_argument("--dtype", default=None, help="transformers only, e.g. float32 on a GPU")
+    v.add_argument("--tail-batches", default=None,
+                   help="e.g. 16,1: one run per tail batch size, on one loaded LM")  # fmt: skip
+    v.add_argument("--rows", type=Path, required=True, help="with several batches: -b<N>")
     e = sub.add_parser("encode", help="dense encoding throughput on a device")
     e.add_argument("--index", type=Path, default=Path("dev-index"))
     e.add_argument("--dense", default="minilm")
