@@ -60,7 +60,7 @@ def test_readme_contradiction_table_is_the_generated_one() -> None:
         "`python -m scripts.readme_headline`"
     )
     assert "| year |" in block and "rejected, default" in block
-    assert "rejected, previous default" in block
+    assert "rejected, before the slot check" in block
 
 
 def test_splice_replaces_only_the_block() -> None:

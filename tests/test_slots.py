@@ -11,7 +11,12 @@ from factscore_local.config import EvalConfig, build_config
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.inputs import read_bios
 from factscore_local.pipeline.slots import slot_check, slot_signal
-from factscore_local.pipeline.verifiers import SLOTS_RULE_FEATURES, Thresholds, get_verifier
+from factscore_local.pipeline.verifiers import (
+    NUMBER_VETO_RULE,
+    SLOTS_RULE_FEATURES,
+    Thresholds,
+    get_verifier,
+)
 from tests.conftest import SHARED, require
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
@@ -34,6 +39,39 @@ def test_the_signal_values():
     assert slot_signal("She was born in 1931.", page) == 1.0
     assert slot_signal("She was born in 1925.", page) == -1.0
     assert slot_signal("She starred in films.", page) == 0.0
+
+
+def test_years_before_a_comma_and_numbers_with_groups():
+    page = ["In 1990, he moved to Paris, where he sold 27,000 copies of 3.5 million printed."]
+    assert slot_check("He moved to Paris in 1990.", page) == "confirmed"
+    assert slot_check("In 1990, he moved to Paris.", page) == "confirmed"  # not a number
+    assert slot_check("He sold 27,000 copies.", page) == "confirmed"
+    assert slot_check("He moved to Paris in 1994.", page) == "conflict"
+
+
+def test_a_contradicted_number_has_its_own_value():
+    page = ["She appeared in 63 films and won 2 awards between 1950 and 1970."]
+    assert slot_signal("She appeared in 63 films.", page) == 1.0
+    assert slot_signal("She appeared in 40 films.", page) == -2.0
+    assert slot_signal("She appeared in films from 1955.", page) == -1.0  # a year, not -2
+    # An approximation holds for a value within a quarter of it, not for one far off.
+    assert slot_signal("She appeared in over 60 films.", page) == 1.0
+    assert slot_signal("She appeared in over 90 films.", page) == -2.0
+    assert slot_signal("She appeared in 60 films.", page) == -2.0  # exact: must be stated
+
+
+def test_the_number_veto_rejects_whatever_the_score():
+    rule = get_verifier(NUMBER_VETO_RULE)
+    assert rule.features == SLOTS_RULE_FEATURES and rule.uses_slots
+    weights = (0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # the margin alone decides...
+    signals = {"margin": np.full(4, 2.0), "np": np.zeros(4), "coverage": np.ones(4),
+               "slots": np.array([-2.0, -1.0, 0.0, 1.0])}  # fmt: skip
+    # ... but a contradicted number is out, fitted or not (unfitted: the ensemble, NP 0).
+    assert rule.decide(signals, Thresholds(weights=weights), 4).tolist() == [
+        False, True, True, True,
+    ]  # fmt: skip
+    unfitted = rule.decide({**signals, "np": np.ones(4)}, Thresholds(), 4)
+    assert unfitted.tolist() == [False, True, True, True]
 
 
 def test_the_slots_rule_weighs_a_conflict():
@@ -89,7 +127,7 @@ def test_the_default_rejects_the_demos_planted_nationality(xml_index, tmp_path):
     if installed_path(DEFAULT_LM) is None:
         pytest.skip(f"{DEFAULT_LM} not installed (fscore models install)")
     config = load_config(xml_index, cache=tmp_path / "c.db")
-    assert config.verifier == SLOTS_RULE and len(config.rule_weights) == 7
+    assert config.verifier == NUMBER_VETO_RULE and len(config.rule_weights) == 7
     planted, true = Estimator(config).verify(
         [
             ("Andre Agassi", "Andre Agassi", f"Andre Agassi is {a} professional tennis player.")

@@ -7,7 +7,8 @@ A verifier reads *signals*, values the estimator computes and records for every 
 - ``np``: the nonparametric probability of the fact given the retrieved passages;
 - ``coverage``: the share of the fact's content words found in its retrieved passages;
 - ``slots``: whether its passages confirm the fact's years, numbers, nationalities and
-  occupations (1), give other values of their type (-1, a conflict) or neither (0);
+  occupations (1), give other values of their type (-1, a conflict; -2 when the conflict
+  is a number) or neither (0);
 - ``draw``: a uniform number seeded by (seed, topic, fact), for the random baseline.
 
 Its rule turns signal arrays and thresholds into decisions, vectorised, so the same rule
@@ -19,8 +20,10 @@ searched over by calibration. A new verifier, a fitted rule or another evidence 
 their product (``RULE_FEATURES``), fitted on human labels by ``fscore calibrate`` and
 applied from its settings file; without fitted weights it decides as the paper's ensemble.
 ``retrieve-lm+np+coverage-fitted`` adds the coverage, and
-``retrieve-lm+np+coverage+slots-fitted`` the slot check too (the embedded 1.5B model's
-default, with weights shipped in ``data/model-defaults.json``).
+``retrieve-lm+np+coverage+slots-fitted`` the slot check too, and
+``retrieve-lm+np+coverage+slots+number-veto-fitted`` rejects outright a fact whose number
+its passages contradict (the embedded 1.5B model's default; shipped weights in
+``data/model-defaults.json``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+
+from factscore_local.pipeline.slots import NUMBER_CONFLICT
 
 SIGNALS = ("margin", "np", "coverage", "slots", "draw")
 THRESHOLD_SIGNAL = {"margin": "margin", "np": "np"}  # threshold name -> the signal it cuts
@@ -42,6 +47,7 @@ FEATURES: dict[str, Callable[[Mapping[str, np.ndarray]], np.ndarray]] = {
     "coverage": lambda s: s["coverage"],
     "slot conflict": lambda s: (np.asarray(s["slots"]) < 0).astype(float),
     "slot confirmed": lambda s: (np.asarray(s["slots"]) > 0).astype(float),
+    "number conflict": lambda s: (np.asarray(s["slots"]) <= NUMBER_CONFLICT).astype(float),
 }
 RULE_FEATURES = ("margin", "np", "margin*np")  # retrieve-lm+np-fitted's
 
@@ -71,13 +77,18 @@ def rule_score(
     return weights[0] + sum(w * x for w, x in zip(weights[1:], values, strict=True))
 
 
-def fitted_rule(features: tuple[str, ...]) -> Rule:
-    """A logistic rule over ``features``; before it is fitted, the paper's ensemble."""
+def fitted_rule(features: tuple[str, ...], veto: str | None = None) -> Rule:
+    """A logistic rule over ``features``; before it is fitted, the paper's ensemble. A fact
+    whose ``veto`` feature (a FEATURES name) is 1 is not supported, whatever its score."""
 
     def rule(s: Mapping[str, np.ndarray], t: Thresholds) -> np.ndarray:
         if not t.weights:
-            return (s["margin"] > t.margin) & (s["np"] > t.np)
-        return rule_score(s, t.weights, features) > 0
+            decided = (s["margin"] > t.margin) & (s["np"] > t.np)
+        else:
+            decided = rule_score(s, t.weights, features) > 0
+        if veto is not None:
+            decided = decided & (np.asarray(FEATURES[veto](s)) < 1)
+        return decided
 
     return rule
 
@@ -231,6 +242,19 @@ register(
         description="the coverage rule plus the slot check (are the fact's years, numbers, "
         "nationalities and occupations stated by its passages, or other values of their "
         "type?), fitted by 'fscore calibrate' (before fitting: as retrieve-lm+np)",
+        features=SLOTS_RULE_FEATURES,
+    )
+)
+NUMBER_VETO_RULE = "retrieve-lm+np+coverage+slots+number-veto-fitted"
+register(
+    Verifier(
+        NUMBER_VETO_RULE,
+        ("margin", "np", "coverage", "slots"),
+        fitted_rule(SLOTS_RULE_FEATURES, veto="number conflict"),
+        (FITTED,),
+        description="the slots rule, and a fact whose number (an amount or a count) its "
+        "passages contradict is not supported whatever its score (the LM lets changed "
+        "amounts through most often; the human labels hold too few to weigh them)",
         features=SLOTS_RULE_FEATURES,
     )
 )

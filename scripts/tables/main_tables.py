@@ -20,6 +20,7 @@ from scripts.tables.runner import (
     COVERAGE_RULE,
     LONG_PAGE,
     SLOTS_RULE,
+    VETO_RULE,
     Runner,
     auc,
     default_and_crossfit,
@@ -62,7 +63,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             args.np_model,
             run.page_size if name.startswith("retrieve-lm") else None,
             run.rows_dir,
-            halves=name in (COVERAGE_RULE, SLOTS_RULE),
+            halves=name in (COVERAGE_RULE, SLOTS_RULE, VETO_RULE),
         )
         for name, rows in (
             *([] if nc is None else [("no-context-lm", nc)]),
@@ -72,6 +73,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             ("retrieve-lm+np-fitted", main_rows),
             (COVERAGE_RULE, main_rows),
             (SLOTS_RULE, main_rows),
+            (VETO_RULE, main_rows),
         )
     }
     report["auc_coverage"] = auc(main_rows, "coverage")
@@ -83,6 +85,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             "retrieve-lm+np-fitted",
             COVERAGE_RULE,
             SLOTS_RULE,
+            VETO_RULE,
         )
     }
     print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "

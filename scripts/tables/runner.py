@@ -129,6 +129,7 @@ def crossfit(fit_rows: list[BioRow], apply_rows: list[BioRow], verifier: str, ob
 
 COVERAGE_RULE = "retrieve-lm+np+coverage-fitted"
 SLOTS_RULE = "retrieve-lm+np+coverage+slots-fitted"  # the coverage rule + the slot check
+VETO_RULE = "retrieve-lm+np+coverage+slots+number-veto-fitted"  # + contradicted numbers out
 LONG_PAGE = 5  # passages: a page longer than k=5 gives facts different evidence
 
 

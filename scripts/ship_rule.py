@@ -1,0 +1,70 @@
+"""Ship a fitted rule's weights for an embedded model: an entry of data/model-defaults.json
+written from a ``fscore calibrate`` settings file and the tables' results, not by hand.
+
+Example:
+    python -m scripts.ship_rule --settings bench-out/veto-98.json --tables tables-98 \\
+        --why "..." --fitted-with "fscore calibrate ..." --default
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from factscore_local.model_store import DEFAULT_LM
+from scripts.common import RESULTS, ROOT, SUBJECTS, read_results
+
+DEFAULTS_FILE = ROOT / "data" / "model-defaults.json"
+
+
+def rule_entry(settings: dict, tables: dict, why: str, fitted_with: str) -> dict:
+    """The shipped entry: weights and fit from calibrate; the cross-fitted figures and those
+    of the margin at 0 per subject from the tables."""
+    f, rule = tables["figures"], settings["verifier"]
+
+    def per_subject(prefix: str, figure: str, digits: int) -> list[float]:
+        return [round(f[f"{prefix}/{s}/{figure}"], digits) for s in SUBJECTS]
+
+    return {
+        "rule_weights": settings["rule_weights"],
+        "why": why,
+        "fitted_with": fitted_with,
+        "fit": settings["fit"],
+        "cross_fitted": {
+            "error_rate": per_subject(f"{rule}/cross-fitted", "er", 2),
+            "f1_micro": per_subject(f"{rule}/cross-fitted", "f1", 2),
+            "subjects": list(SUBJECTS),
+        },
+        "at_margin_0": {
+            "error_rate": per_subject("retrieve-lm/default", "er", 1),
+            "f1_micro": per_subject("retrieve-lm/default", "f1", 1),
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--settings", type=Path, required=True, help="fscore calibrate's output")
+    ap.add_argument("--tables", default="tables-98", help="the tables' results file name")
+    ap.add_argument("--lm", default=DEFAULT_LM)
+    ap.add_argument("--why", required=True)
+    ap.add_argument("--fitted-with", required=True)
+    ap.add_argument("--default", action="store_true", help="make it the model's default")
+    args = ap.parse_args(argv)
+    settings = json.loads(args.settings.read_text("utf-8"))
+    tables = read_results(RESULTS / f"{args.tables}.json")
+    table = json.loads(DEFAULTS_FILE.read_text("utf-8"))
+    model = table[args.lm]
+    entry = rule_entry(settings, tables, args.why, args.fitted_with)
+    model.setdefault("rules", {})[settings["verifier"]] = entry
+    if args.default:
+        model["verifier"] = settings["verifier"]
+    DEFAULTS_FILE.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    print(
+        f"{args.lm}: {settings['verifier']} shipped" + (" as the default" if args.default else "")
+    )
+
+
+if __name__ == "__main__":
+    main()
