@@ -2,8 +2,9 @@
 
 From the labeled dev bios, the facts the annotators labeled S get one-slot counterfactuals
 (``factscore_local.labels.counterfactual``: a year, a number, a place, a nationality, an
-occupation, a person or a work the page does not state). Per verifier and per kind it
-reports the contradiction recall (counterfactuals rejected), the acceptance of their
+occupation, a person or a work the page does not state; with ``--replacements stated``,
+one the page states in another role, ``factscore_local.labels.stated``). Per verifier and
+per kind it reports the contradiction recall (counterfactuals rejected), the acceptance of their
 originals, and the pair ordering of the margin (the counterfactual's below its original's).
 The originals' model results come from the committed caches (seed them with
 ``--seed-cache``): only the counterfactuals need new forward passes, each a short tail
@@ -82,6 +83,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--per-kind", type=int, default=None,
                     help="at most this many pairs per kind and topic (seeded draw)")  # fmt: skip
     ap.add_argument("--seed", type=int, default=0, help="seed of the counterfactuals")
+    ap.add_argument("--replacements", choices=("absent", "stated"), default="absent",
+                    help="absent: values the page does not state; stated: values the page "
+                    "states in another role (the harder probe)")  # fmt: skip
     ap.add_argument(
         "--sample",
         type=int,
@@ -123,8 +127,17 @@ def make_pairs(args, watch):
         topics = topics[: args.topics] if args.topics else topics
         chosen = set(topics)
         pools = build_pools(pages.values(), nlp)
+        stated = None
+        if args.replacements == "stated":
+            from factscore_local.labels.stated import stated_values
+
+            texts = [pages[t] for t in topics]
+            docs = nlp.pipe(texts)
+            known = set(pools.places)
+            stated = {t: stated_values(text, doc, known)
+                      for t, text, doc in zip(topics, texts, docs, strict=True)}  # fmt: skip
         pairs = make_counterfactuals([f for f in facts if f.topic in chosen], pages, nlp,
-                                     pools, seed=args.seed)  # fmt: skip
+                                     pools, seed=args.seed, stated=stated)  # fmt: skip
     if args.per_kind:
         groups = collections.defaultdict(list)
         for p in pairs:
@@ -300,7 +313,8 @@ def main(argv: list[str] | None = None) -> None:
     data = {"labeled": "factscore/labeled-dev (S human atomic facts)", "index": "dev-index",
             "slice": args.topics is not None, "topic_half": args.half, "topics": topics,
             "pairs": len(pairs), "pairs_per_kind": dict(kinds), "seed": args.seed,
-            "per_kind_per_topic": args.per_kind, "default_verifier": verifier}  # fmt: skip
+            "per_kind_per_topic": args.per_kind, "default_verifier": verifier,
+            "replacements": args.replacements}  # fmt: skip
     record = results_record(args.results, "scripts.bench_counterfactual", argv, data,
                             flatten(report), watch, report=report,
                             tables=layout(report, verifier))  # fmt: skip

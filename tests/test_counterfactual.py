@@ -4,6 +4,7 @@ dev index (skipped where the shared data or the index is absent)."""
 from __future__ import annotations
 
 import collections
+import re
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,52 @@ def test_slot_check_sees_a_changed_year():
     assert slot_check("Mitzi Gaynor was born on September 4, 1925.", page) == "conflict"
     assert slot_check("Mitzi Gaynor is a Canadian actress.", page) == "conflict"
     assert slot_check("Mitzi Gaynor starred in films.", page) == "unknown"
+
+
+def test_stated_replacements_come_from_the_page_in_another_role(probe):
+    """The harder probe: each replacement is a value its page states (a year, a number, a
+    demonym, a place or a name the page's entities hold), not the slot's own
+    value and nowhere in the fact; the slots are the same as the default probe's."""
+    from factscore_local.labels.stated import stated_values
+
+    facts, pages, nlp, pools, absent = probe
+    topics = sorted(pages)
+    docs = nlp.pipe([pages[t] for t in topics])
+    stated = {t: stated_values(pages[t], doc, set(pools.places))
+              for t, doc in zip(topics, docs, strict=True)}  # fmt: skip
+    pairs = make_counterfactuals(facts, pages, nlp, pools, seed=0, stated=stated)
+    kinds = collections.Counter(p.kind for p in pairs)
+    assert set(kinds) == set(KINDS) - {"occupation"}, kinds  # a job stated is mostly theirs
+    same_slot = {(p.fact, p.kind): (p.start, p.end) for p in absent}
+    for p in pairs:
+        value = re.sub(r"^an?\s+", "", p.new, flags=re.IGNORECASE)  # "a French" -> "French"
+        if p.kind == "year":  # as the slot check reads years: "2011References" holds one
+            assert value in pages[p.fact.topic], p
+        elif p.kind != "number":
+            assert occurs(value, pages[p.fact.topic]), p
+        assert p.new.lower() != p.old.lower() and not occurs(p.new, p.original), p
+        assert same_slot.get((p.fact, p.kind), (p.start, p.end)) == (p.start, p.end)
+    numbers = [p for p in pairs if p.kind == "number"]
+    assert numbers and all(p.new.replace(",", "") in pages[p.fact.topic].replace(",", "")
+                           or p.new.isalpha() for p in numbers)  # fmt: skip
+
+
+def test_stated_values_read_a_page():
+    import random
+
+    from factscore_local.labels.stated import stated_replacement, stated_values
+    from factscore_local.pipeline.decompose import load_spacy
+
+    page = ("Andre Agassi is an American tennis player. He won the Canadian Open in 1992 and "
+            "1995, and 8 Grand Slam titles. He married Steffi Graf in Las Vegas.")  # fmt: skip
+    values = stated_values(page, load_spacy()(page))
+    assert values.years == ["1992", "1995"] and 8 in values.numbers
+    assert values.nationalities == ["American", "Canadian"]  # "the Canadian Open" too
+    assert "Steffi Graf" in values.people
+    rng = random.Random(0)
+    fact = "Andre Agassi is an American tennis player."
+    assert stated_replacement("nationality", "American", values, fact, {"agassi"}, rng) == (
+        "Canadian"
+    )
+    assert stated_replacement("year", "1992", values, "He won in 1992.", set(), rng) == "1995"
+    assert stated_replacement("work", "Open", values, fact, set(), rng) is None  # none there

@@ -179,10 +179,17 @@ def _with_article(old: str, new: str) -> str:
 
 
 def _counterfactual(
-    fact: SourceFact, kind: str, doc: Any, page: str, pools: Pools, rng: random.Random
+    fact: SourceFact,
+    kind: str,
+    doc: Any,
+    page: str,
+    pools: Pools,
+    rng: random.Random,
+    stated: Any = None,
 ) -> Counterfactual | None:
     """One counterfactual of this kind for a fact, or None when it has no such slot or no
-    value the page does not state."""
+    value the page does not state (with ``stated``, the page's ``PageValues``: no value
+    the page states in another role)."""
     text = fact.text
     replace: Callable[[str], str | None]
     if kind == "year":
@@ -244,7 +251,12 @@ def _counterfactual(
         return None
     start, end = rng.choice(slots)
     old = text[start:end]
-    new = replace(old)
+    if stated is not None:  # deferred: stated reads the slot check, which imports this
+        from factscore_local.labels.stated import stated_replacement
+
+        new = stated_replacement(kind, old, stated, text, _person_tokens(fact.topic), rng)
+    else:
+        new = replace(old)
     if new is None or new.lower() == old.lower():
         return None
     if kind in ("occupation", "nationality"):
@@ -263,6 +275,7 @@ def make_counterfactuals(
     pools: Pools,
     seed: int = 0,
     kinds: Sequence[str] = KINDS,
+    stated: Mapping[str, Any] | None = None,
 ) -> list[Counterfactual]:
     """At most one counterfactual per fact and kind.
 
@@ -274,6 +287,8 @@ def make_counterfactuals(
         seed: the draw; each fact and kind draws from its own generator seeded with it, so
             a pair does not depend on which other facts are given.
         kinds: which kinds to make (``KINDS``).
+        stated: {topic: ``labels.stated.PageValues``}: replacements are then values the
+            page states in another role (the harder probe), not values it lacks.
 
     Returns:
         The pairs, in the order of the facts, then of ``kinds``.
@@ -289,7 +304,8 @@ def make_counterfactuals(
     for fact, doc in zip(facts, nlp.pipe([f.text for f in facts], batch_size=64), strict=True):
         for kind in kinds:
             rng = random.Random(f"{seed}|{fact.topic}|{fact.text}|{kind}")
-            pair = _counterfactual(fact, kind, doc, pages[fact.topic], pools, rng)
+            values = None if stated is None else stated[fact.topic]
+            pair = _counterfactual(fact, kind, doc, pages[fact.topic], pools, rng, values)
             if pair is not None:
                 out.append(pair)
     return out
