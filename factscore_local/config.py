@@ -16,6 +16,7 @@ from typing import Any
 
 from factscore_local.data import data_file
 from factscore_local.lm import BACKENDS as LM_BACKENDS
+from factscore_local.lm import DTYPES as LM_DTYPES
 from factscore_local.lm import LM_CONTEXT
 from factscore_local.npm.np_prob import DEFAULT_NP_THRESHOLD as NPM_THRESHOLD
 from factscore_local.pipeline.abstain import ABSTAIN_RULES
@@ -246,6 +247,13 @@ class EvalConfig:
         "auto",
         "Where the LM and the dense encoder run: auto (a CUDA GPU when torch sees one), "
         "cpu, cuda or cuda:N. On the CPU nothing changes; a GPU's results are cached apart.",
+    )
+    lm_dtype: str = setting(
+        "auto",
+        "The transformers backend's precision: auto (bf16 on a GPU, float32 on the CPU), "
+        "float32, bfloat16 or float16. A small model can run faster in float32 on a GPU, "
+        "with the CPU's decisions (docs: GPU check); llama.cpp takes auto only.",
+        choices=LM_DTYPES,
     )
     thresholds_from: str = setting(
         "built-in defaults", "Where margin and np_threshold came from.", cli=False

@@ -123,6 +123,17 @@ def hf_lm():
     return load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu")
 
 
+def test_a_dtype_is_the_transformers_backends_alone(small_lm, hf_lm):
+    from factscore_local.runtime.components import backend_identity
+
+    assert str(hf_lm.dtype) == "torch.float32" and backend_identity(hf_lm) == "transformers"
+    assert backend_identity(small_lm) == "llama.cpp"
+    with pytest.raises(ValueError, match="needs the transformers backend"):
+        load_lm(SMALL_LM, backend="llama.cpp", dtype="float32")
+    with pytest.raises(ValueError, match="unknown LM dtype"):
+        load_lm(SMALL_LM, backend="transformers", dtype="float64")
+
+
 def test_transformers_backend_judges_like_llama_cpp(small_lm, hf_lm):
     """The same GGUF through transformers (dequantized to float32): the statement is found
     in its tokens and the margin and statement log-probabilities agree with llama.cpp's up
@@ -377,12 +388,16 @@ def test_half_precision_keeps_float32_logits():
     """A GPU runs the transformers backend in bf16; its vocabulary projection stays in
     float32, so margins do not move in bf16's steps of 0.125 (checked here with bf16 on the
     CPU: the same arithmetic, no GPU needed)."""
-    full = load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu")
-    from factscore_local.lm.hf_backend import HFCausalLM
-    from factscore_local.model_store import resolve_lm
+    from factscore_local.runtime.components import backend_identity
 
-    half = HFCausalLM(resolve_lm(SMALL_LM), threads=2, device="cpu", dtype="bfloat16")
+    full = load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu")
+    half = load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu", dtype="bfloat16")
     assert half._head is not None and full._head is None
+    # bf16 on the CPU is not the CPU's default: its results are cached apart
+    assert (backend_identity(full), backend_identity(half)) == (
+        "transformers",
+        "transformers@bfloat16",
+    )
     prompts = [
         full.chat(f"Is it supported?\n\n{PASSAGE}\n\nStatement: {s} True or False?")
         for s in ("Marie Curie was born in Warsaw.", "Marie Curie was born in Lisbon.")

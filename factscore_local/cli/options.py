@@ -114,7 +114,7 @@ SELECTION_OPTIONS = [
 ESTIMATOR_OPTIONS = [
     config_option("index"),
     INPUT_OPTION,
-    *map(config_option, ("lm", "backend", "device", "verifier", "retrieval", "k")),
+    *map(config_option, ("lm", "backend", "lm_dtype", "device", "verifier", "retrieval", "k")),
     *map(config_option, ("np_model", "np_threshold", "np_stopwords", "margin")),
     SETTINGS_OPTION,
     *map(config_option, ("abstain", "demos", "passage_order", "verify_demos")),

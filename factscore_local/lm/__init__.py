@@ -9,6 +9,7 @@ from factscore_local.lm.base import LocalLM, TrueFalse
 from factscore_local.model_store import resolve_lm
 
 BACKENDS = ("auto", "llama.cpp", "transformers")
+DTYPES = ("auto", "float32", "bfloat16", "float16")  # the transformers backend's
 # Tokens the LMs are loaded with: room for a shared block of evidence (margins are the same
 # as with 4096 on prompts that fit both; the KV cache grows by ~120 MB for the 1.5B model).
 LM_CONTEXT = 8192
@@ -20,6 +21,7 @@ def load_lm(
     threads: int | None = None,
     n_ctx: int = LM_CONTEXT,
     device: str = "auto",
+    dtype: str = "auto",
 ) -> LocalLM:
     """Load a local causal LM.
 
@@ -32,6 +34,9 @@ def load_lm(
         n_ctx: the context length llama.cpp allocates.
         device: ``auto``, ``cpu`` or ``cuda`` (see :mod:`factscore_local.runtime.device`):
             llama.cpp offloads every layer to the GPU, transformers runs there in bf16.
+        dtype: the transformers backend's weights and arithmetic: ``auto`` (bf16 on a GPU,
+            float32 on the CPU), ``float32``, ``bfloat16`` or ``float16``. llama.cpp runs
+            the GGUF's own types and takes ``auto`` only.
 
     Returns:
         A :class:`LocalLM`.
@@ -43,8 +48,13 @@ def load_lm(
     path = resolve_lm(spec)
     if backend not in BACKENDS:
         raise ValueError(f"unknown LM backend {backend!r}; choose from {', '.join(BACKENDS)}")
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown LM dtype {dtype!r}; choose from {', '.join(DTYPES)}")
     if backend == "auto":
         backend = "llama.cpp" if path.is_file() else "transformers"
+    if backend == "llama.cpp" and dtype != "auto":
+        raise ValueError(f"--lm-dtype {dtype} needs the transformers backend (--lm-backend "
+                         "transformers); llama.cpp computes in the GGUF's own types")  # fmt: skip
     if backend == "llama.cpp":
         if not path.is_file():
             raise ValueError(f"llama.cpp needs a GGUF file, and {path} is a directory")
@@ -53,7 +63,9 @@ def load_lm(
         return LlamaCppLM(path, n_ctx=n_ctx, threads=threads, device=device)
     from factscore_local.lm.hf_backend import HFCausalLM
 
-    return HFCausalLM(Path(path), threads=threads, device=device)
+    return HFCausalLM(
+        Path(path), threads=threads, device=device, dtype=None if dtype == "auto" else dtype
+    )
 
 
-__all__ = ["BACKENDS", "LocalLM", "TrueFalse", "load_lm"]
+__all__ = ["BACKENDS", "DTYPES", "LocalLM", "TrueFalse", "load_lm"]

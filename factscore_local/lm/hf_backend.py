@@ -44,13 +44,15 @@ class HFCausalLM(LocalLM):
             torch.set_num_threads(threads)
         self.torch = torch
         self.device = resolve_device(device)
-        if dtype is not None:  # e.g. "bfloat16": the GPU's arithmetic, checked on a CPU
-            dtype = getattr(torch, dtype)
-        elif is_gpu(self.device):
-            dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        if is_gpu(self.device):
+            auto = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         else:
-            dtype = torch.float32
+            auto = torch.float32
+        # Another dtype, e.g. "bfloat16" (the GPU's arithmetic, checked on a CPU) or float32
+        # on a GPU (faster than bf16 for a small model, and the CPU's decisions).
+        dtype = auto if dtype is None else getattr(torch, dtype)
         self.dtype = dtype
+        self.default_dtype = dtype == auto  # the cache keeps other precisions apart
         self.tail_batch = tail_batch or (16 if is_gpu(self.device) else 1)
         path = Path(path)
         self.name = path.name

@@ -243,20 +243,33 @@ _LOADED_LMS: dict[tuple, Any] = {}
 def load_shared_lm(config: EvalConfig):
     from factscore_local.lm import load_lm
 
-    key = (config.lm, config.backend, config.threads, config.device)
+    key = (config.lm, config.backend, config.threads, config.device, config.lm_dtype)
     if key not in _LOADED_LMS:
         _LOADED_LMS[key] = load_lm(
-            config.lm, config.backend, threads=config.threads, device=config.device
+            config.lm,
+            config.backend,
+            threads=config.threads,
+            device=config.device,
+            dtype=config.lm_dtype,
         )
     return _LOADED_LMS[key]
+
+
+def backend_identity(lm) -> str:
+    """The backend part of an LM's cache identity. A GPU computes with other kernels, and
+    by default in bf16: its results are kept apart from the CPU's ("@gpu"), and a precision
+    other than the device's default apart again ("@float32"); the CPU's default identity
+    stays as it was."""
+    gpu = "@gpu" if is_gpu(getattr(lm, "device", "cpu")) else ""
+    if getattr(lm, "default_dtype", True):
+        return lm.backend + gpu
+    return lm.backend + gpu + "@" + str(lm.dtype).replace("torch.", "")
 
 
 def _cached_lm(config: EvalConfig, raw, cache: ResultCache, progress: Progress) -> CachedLM:
     from factscore_local.model_store import resolve_lm
 
-    # A GPU computes in other precision (bf16, other kernels): its results are kept apart
-    # from the CPU's, whose identity stays as it was.
-    backend = raw.backend + ("@gpu" if is_gpu(getattr(raw, "device", "cpu")) else "")
+    backend = backend_identity(raw)
     identity = model_identity(resolve_lm(config.lm), backend, cache)
     if config.prefix_states is not None:  # kept on the loaded LM, for every run that uses it
         raw.keep_prefix_states(config.prefix_states, identity)
