@@ -296,7 +296,8 @@ def main(argv: list[str] | None = None) -> None:
         def texts(result) -> list[str]:
             return [ks.passage(e.passage_id).clean_text for e in result.evidence or ()]
 
-        checks = [(slot_check(p.original, texts(o)), slot_check(p.changed, texts(c)))
+        checks = [(slot_check(p.original, texts(o), p.fact.topic),
+                   slot_check(p.changed, texts(c), p.fact.topic))
                   for p, o, c in zip(pairs, originals, changed, strict=True)]  # fmt: skip
     rules = shipped_rules(args.lm)
     report = {"verifiers": figures(pairs, originals, changed, checks, rules)}

@@ -12,6 +12,7 @@ from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.inputs import read_bios
 from factscore_local.pipeline.slots import slot_check, slot_signal
 from factscore_local.pipeline.verifiers import (
+    DATE_VETO_RULE,
     NUMBER_VETO_RULE,
     SLOTS_RULE_FEATURES,
     Thresholds,
@@ -37,7 +38,8 @@ def test_a_demonym_inside_a_name_is_not_a_nationality():
 def test_the_signal_values():
     page = ["Mitzi Gaynor (born September 4, 1931) is an American actress."]
     assert slot_signal("She was born in 1931.", page) == 1.0
-    assert slot_signal("She was born in 1925.", page) == -1.0
+    assert slot_signal("She was born in 1925.", page) == -3.0  # a year
+    assert slot_signal("She is a Canadian actress.", page) == -1.0  # another slot
     assert slot_signal("She starred in films.", page) == 0.0
 
 
@@ -53,11 +55,26 @@ def test_a_contradicted_number_has_its_own_value():
     page = ["She appeared in 63 films and won 2 awards between 1950 and 1970."]
     assert slot_signal("She appeared in 63 films.", page) == 1.0
     assert slot_signal("She appeared in 40 films.", page) == -2.0
-    assert slot_signal("She appeared in films from 1955.", page) == -1.0  # a year, not -2
+    assert slot_signal("She appeared in films from 1955.", page) == -3.0  # a year, not -2
     # An approximation holds for a value within a quarter of it, not for one far off.
     assert slot_signal("She appeared in over 60 films.", page) == 1.0
     assert slot_signal("She appeared in over 90 films.", page) == -2.0
     assert slot_signal("She appeared in 60 films.", page) == -2.0  # exact: must be stated
+
+
+def test_a_value_the_page_states_in_another_role_conflicts():
+    """The sentences most like the fact decide: a year the page gives another event is no
+    confirmation of a birth year."""
+    page = ["Alberto Malesani (born 5 June 1954) is an Italian football manager.",
+            "In 2009 he joined Bologna. He won the UEFA Cup in 1999 with 11 players."]  # fmt: skip
+    topic = "Alberto Malesani"
+    assert slot_signal("He was born on June 5, 2009.", page, topic) == -3.0
+    assert slot_signal("He was born on June 5, 1954.", page, topic) == 1.0
+    assert slot_signal("He joined Bologna in 2009.", page, topic) == 1.0
+    assert slot_signal("He won the UEFA Cup in 2009.", page, topic) == -3.0
+    assert slot_signal("He is a French football manager.", page, topic) == -1.0
+    # No sentence like the fact: the values of the passages as a whole decide.
+    assert slot_signal("His brother was born in 1954.", page, topic) == 1.0
 
 
 def test_the_number_veto_rejects_whatever_the_score():
@@ -72,6 +89,11 @@ def test_the_number_veto_rejects_whatever_the_score():
     ]  # fmt: skip
     unfitted = rule.decide({**signals, "np": np.ones(4)}, Thresholds(), 4)
     assert unfitted.tolist() == [False, True, True, True]
+    # The default also vetoes a contradicted year (-3), not another slot (-1).
+    years = {**signals, "slots": np.array([-3.0, -2.0, -1.0, 1.0])}
+    assert get_verifier(DATE_VETO_RULE).decide(years, Thresholds(weights=weights), 4).tolist() == [
+        False, False, True, True,
+    ]  # fmt: skip
 
 
 def test_the_slots_rule_weighs_a_conflict():
@@ -108,11 +130,11 @@ def test_the_slots_rule_records_the_check_of_each_facts_passages(db_index, tmp_p
     ks = KnowledgeSource(db_index)
     for d in results:
         texts = [ks.passage(e.passage_id).clean_text for e in d.evidence]
-        assert d.slots == slot_signal(d.atom, texts)
+        assert d.slots == slot_signal(d.atom, texts, bio.topic)
         assert d.is_supported == (d.margin - 5.0 * (d.slots < 0) > 0)
     by_atom = {d.atom: d for d in results}
     pairs = [(by_atom[a], by_atom[m]) for a, m in zip(dated, moved, strict=True)]
-    assert any(o.slots == 1.0 and c.slots == -1.0 and not c.is_supported for o, c in pairs)
+    assert any(o.slots == 1.0 and c.slots < 0 and not c.is_supported for o, c in pairs)
 
 
 @pytest.mark.slow
@@ -127,7 +149,7 @@ def test_the_default_rejects_the_demos_planted_nationality(xml_index, tmp_path):
     if installed_path(DEFAULT_LM) is None:
         pytest.skip(f"{DEFAULT_LM} not installed (fscore models install)")
     config = load_config(xml_index, cache=tmp_path / "c.db")
-    assert config.verifier == NUMBER_VETO_RULE and len(config.rule_weights) == 7
+    assert config.verifier == DATE_VETO_RULE and len(config.rule_weights) == 7
     planted, true = Estimator(config).verify(
         [
             ("Andre Agassi", "Andre Agassi", f"Andre Agassi is {a} professional tennis player.")

@@ -26,8 +26,7 @@ from factscore_local.pipeline.evidence import cheaper_per_page, page_blocks, sha
 from factscore_local.pipeline.lexical import coverage as lexical_coverage
 from factscore_local.pipeline.lexical import words_of
 from factscore_local.pipeline.records import Evidence
-from factscore_local.pipeline.slots import slot_signal
-from factscore_local.pipeline.slots import slots as slots_of
+from factscore_local.pipeline.slots import PassageSlots, read_passages, slot_signal
 from factscore_local.pipeline.verifiers import Verifier
 from factscore_local.pipeline.verify_prompt import (
     PLAIN_ANSWER,
@@ -208,7 +207,7 @@ def retrieved_margins(
     blocks = _judged_on(queries, hits, parts, config, token_len)
     texts, with_sentence, evidence, coverage, slots = [], [], [], [], []
     block_words: dict[tuple, set[str]] = {}  # facts with the same top-k share their words
-    block_slots: dict[tuple, dict[str, set[str]]] = {}
+    block_slots: dict[tuple, PassageSlots] = {}
     for q, fact_hits, block in zip(queries, hits, blocks, strict=True):
         evidence.append(
             tuple(
@@ -231,9 +230,9 @@ def retrieved_margins(
             ids = tuple((p.title, p.passage_id) for p in own)
             if ids not in block_words:
                 block_words[ids] = words_of((p.title, p.text) for p in own)
-                block_slots[ids] = slots_of(" ".join(p.clean_text for p in own))
+                block_slots[ids] = read_passages([p.clean_text for p in own])
             coverage.append(lexical_coverage(q.atom, q.topic, block_words[ids]))
-            slots.append(slot_signal(q.atom, block_slots[ids]))
+            slots.append(slot_signal(q.atom, block_slots[ids], q.topic))
         sentence = q.sentence.strip() if q.topic and config.fact_context == "sentence" else ""
         if q.topic:
             texts.append(retrieve_lm_prompt(q.topic, q.atom, pairs, demos, "", question))

@@ -5,10 +5,13 @@ The lexical coverage signal counts a fact's words found in its passages, whereve
 it cannot tell that "Canadian" comes from the Canadian Open while the player is American.
 This check looks at the slots of a fact one by one: a slot whose value its passages state is
 confirmed; a slot whose value they do not state, while they state other values of its type
-(other years, other nationalities), conflicts. A demonym directly before a capitalised
+(other years, other nationalities), conflicts. So does a value the passages state only
+outside the sentences most like the fact, while those sentences state another (a birth
+year against a year the page gives another event). A demonym directly before a capitalised
 word is part of a name ("the Canadian Open", "the British Army"), not a nationality, in a
 fact as in its passages. ``slot_signal`` turns the verdict into the ``slots`` signal a
-fitted rule weighs (``verifiers.py``); ``scripts.bench_counterfactual`` measures it.
+fitted rule weighs and vetoes with (``verifiers.py``); ``scripts.bench_counterfactual``
+measures it.
 
 Example:
     >>> slot_check("He was born in 1885.", ["Einstein was born on 14 March 1879 in Ulm."])
@@ -21,8 +24,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from factscore_local.labels.counterfactual import NATIONALITIES, NUMBER_WORDS, OCCUPATIONS
+from factscore_local.pipeline.lexical import content_words
 
 # A year: four digits, not part of a longer number ("1,985" or "1985.5"); a comma after it
 # ends a clause ("In 1990, he ..."), it does not continue the number.
@@ -37,6 +42,8 @@ _ROUGHLY = re.compile(
 )
 ROUGH_TOLERANCE = 0.25  # an approximate number matches a value this close (relative)
 _OCCUPATION_WORDS = [w for group in OCCUPATIONS for w in group]
+CONTEXT_WORDS = 2  # content words a sentence shares with the fact to judge its values
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 
 
 def _words(pattern: str, text: str, flags: int = 0) -> set[str]:
@@ -48,8 +55,9 @@ def _listed(values: Sequence[str], text: str, case: bool, in_names: bool = True)
     followed by a capitalised word (part of a name)."""
     flags = 0 if case else re.IGNORECASE
     after = "" if in_names else r"(?!\s+[A-Z])"
-    return {v.lower() for v in values
-            if re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-]){after}", text, flags)}  # fmt: skip
+    low = text.lower()  # most values are absent: a substring test skips their regex
+    return {v.lower() for v in values if v.lower() in low
+            and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-]){after}", text, flags)}  # fmt: skip
 
 
 def slots(text: str) -> dict[str, set[str]]:
@@ -88,41 +96,101 @@ def _near(value: str, found: set[str]) -> bool:
     return any(abs(float(v) - target) <= ROUGH_TOLERANCE * target for v in found)
 
 
-def slot_conflicts(fact: str, passages: Sequence[str] | dict[str, set[str]]) -> dict[str, str]:
+@dataclass(frozen=True)
+class PassageSlots:
+    """A fact's passages as the slot check reads them (once, for every fact that shares
+    them): the slot values of all of them, and sentence by sentence with the sentence's
+    content words."""
+
+    found: dict[str, set[str]]
+    sentences: tuple[tuple[frozenset[str], dict[str, set[str]]], ...] = ()
+
+
+def read_passages(texts: Sequence[str]) -> PassageSlots:
+    """The slots of passage texts, together and per sentence."""
+    sentences = [part for text in texts for part in _SENTENCE_END.split(text) if part.strip()]
+    return PassageSlots(
+        slots(" ".join(texts)),
+        tuple((frozenset(content_words(part)), slots(part)) for part in sentences),
+    )
+
+
+def _states(values: set[str], found: set[str], kind: str, rough: set[str]) -> bool:
+    if kind == "number":
+        return all(v in found or (v in rough and _near(v, found)) for v in values)
+    return values <= found
+
+
+def _in_context(fact_words: set[str], kind: str, values: set[str], rough: set[str],
+                sentences) -> str | None:  # fmt: skip
+    """The verdict of the sentences that share content words with the fact: "confirmed"
+    when one of them states the slot's values; "conflict" when the ones sharing the most
+    state other values of its type ("born 5 June 1954" against "born in 2009", though the
+    page names 2009 elsewhere); else None."""
+    related = [(len(fact_words & words), found[kind]) for words, found in sentences
+               if fact_words & words]  # fmt: skip
+    if not related:
+        return None
+    if any(_states(values, found, kind, rough) for _, found in related):
+        return "confirmed"
+    best = max(n for n, _ in related)
+    if best < min(CONTEXT_WORDS, len(fact_words)):
+        return None  # one shared word ("born", "film") is no context to judge a value by
+    return "conflict" if any(found for n, found in related if n == best) else None
+
+
+def slot_conflicts(
+    fact: str, passages: Sequence[str] | dict[str, set[str]] | PassageSlots, topic: str = ""
+) -> dict[str, str]:
     """Each slot type of the fact and how it fares: ``"conflict"`` (a value the passages do
-    not state while they state others of its type), ``"confirmed"`` or ``"unknown"``. An
-    approximate number ("over 60 films") is confirmed by a value within a quarter of it."""
+    not state while they state others of its type, or state only in sentences unlike the
+    fact's while the sentences most like it state another), ``"confirmed"`` or
+    ``"unknown"``. An approximate number ("over 60 films") is confirmed by a value within a
+    quarter of it. ``topic``: its name's words are not context (every sentence has them)."""
+    if isinstance(passages, PassageSlots):
+        read = passages
+    elif isinstance(passages, dict):
+        read = PassageSlots(passages)  # the values alone: no sentence context
+    else:
+        read = read_passages(passages)
     own = slots(fact)
-    found = passages if isinstance(passages, dict) else slots(" ".join(passages))
     rough = _approximate(fact)
+    slot_words = {w for values in own.values() for v in values for w in v.split()}
+    fact_words = content_words(fact) - content_words(topic) - slot_words
+    fact_words -= {w for w in fact_words if w.isdigit()}
     verdicts = {}
     for kind, values in own.items():
         if not values:
             continue
-        missing = values - found[kind]
-        if kind == "number":
-            missing = {v for v in missing if not (v in rough and _near(v, found[kind]))}
-        if not missing:
-            verdicts[kind] = "confirmed"
+        found = read.found[kind]
+        if _states(values, found, kind, rough):
+            verdict = "confirmed"
         else:
-            verdicts[kind] = "conflict" if found[kind] else "unknown"
+            verdict = "conflict" if found else "unknown"
+        context = verdict != "conflict" and read.sentences and fact_words
+        if context and _in_context(fact_words, kind, values, rough, read.sentences) == "conflict":
+            verdict = "conflict"
+        verdicts[kind] = verdict
     return verdicts
 
 
-def slot_check(fact: str, passages: Sequence[str] | dict[str, set[str]]) -> str:
+def slot_check(
+    fact: str, passages: Sequence[str] | dict[str, set[str]] | PassageSlots, topic: str = ""
+) -> str:
     """How a fact's slots fare in its passages.
 
     Args:
         fact: the fact.
-        passages: the texts of its evidence, or their ``slots`` (read once for the facts
-            that share them).
+        passages: the texts of its evidence, or ``read_passages`` of them (read once for
+            the facts that share them).
+        topic: the bio's topic (its name's words are no context).
 
     Returns:
         ``"conflict"`` when a slot's value is not in the passages while they hold another
         value of its type; else ``"confirmed"`` when every slot is found; else
         ``"unknown"`` (no slots, or a slot whose type the passages do not mention).
     """
-    return _overall(slot_conflicts(fact, passages))
+    return _overall(slot_conflicts(fact, passages, topic))
 
 
 def _overall(verdicts: dict[str, str]) -> str:
@@ -134,11 +202,15 @@ def _overall(verdicts: dict[str, str]) -> str:
 
 SLOT_VALUES = {"conflict": -1.0, "unknown": 0.0, "confirmed": 1.0}
 NUMBER_CONFLICT = -2.0  # the slots signal of a fact whose number its passages contradict
+YEAR_CONFLICT = -3.0  # ... whose year they contradict (and no number)
 
 
-def slot_signal(fact: str, passages: Sequence[str] | dict[str, set[str]]) -> float:
+def slot_signal(
+    fact: str, passages: Sequence[str] | dict[str, set[str]] | PassageSlots, topic: str = ""
+) -> float:
     """The ``slots`` signal: -2 when a number (an amount or a count, not a year) conflicts,
-    -1 for another conflicting slot, 1 when every slot is confirmed, 0 otherwise (see
+    else -3 when a year does, -1 for another conflicting slot, 1 when every slot is
+    confirmed, 0 otherwise (see
     ``slot_conflicts``). Changed amounts are the contradictions the LM misses most often
     (the counterfactual probe), so a rule can weigh them apart.
 
@@ -149,7 +221,9 @@ def slot_signal(fact: str, passages: Sequence[str] | dict[str, set[str]]) -> flo
         >>> slot_signal("He won 12 titles.", ["He won 8 titles in 3 years."])
         -2.0
     """
-    verdicts = slot_conflicts(fact, passages)
+    verdicts = slot_conflicts(fact, passages, topic)
     if verdicts.get("number") == "conflict":
         return NUMBER_CONFLICT
+    if verdicts.get("year") == "conflict":
+        return YEAR_CONFLICT
     return SLOT_VALUES[_overall(verdicts)]

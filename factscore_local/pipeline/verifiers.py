@@ -8,7 +8,7 @@ A verifier reads *signals*, values the estimator computes and records for every 
 - ``coverage``: the share of the fact's content words found in its retrieved passages;
 - ``slots``: whether its passages confirm the fact's years, numbers, nationalities and
   occupations (1), give other values of their type (-1, a conflict; -2 when the conflict
-  is a number) or neither (0);
+  is a number, -3 a year) or neither (0);
 - ``draw``: a uniform number seeded by (seed, topic, fact), for the random baseline.
 
 Its rule turns signal arrays and thresholds into decisions, vectorised, so the same rule
@@ -20,10 +20,11 @@ searched over by calibration. A new verifier, a fitted rule or another evidence 
 their product (``RULE_FEATURES``), fitted on human labels by ``fscore calibrate`` and
 applied from its settings file; without fitted weights it decides as the paper's ensemble.
 ``retrieve-lm+np+coverage-fitted`` adds the coverage, and
-``retrieve-lm+np+coverage+slots-fitted`` the slot check too, and
+``retrieve-lm+np+coverage+slots-fitted`` the slot check too;
 ``retrieve-lm+np+coverage+slots+number-veto-fitted`` rejects outright a fact whose number
-its passages contradict (the embedded 1.5B model's default; shipped weights in
-``data/model-defaults.json``).
+its passages contradict, and ``retrieve-lm+np+coverage+slots+number-year-veto-fitted`` one
+whose number or year they contradict (the embedded 1.5B model's default; shipped weights
+in ``data/model-defaults.json``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from factscore_local.pipeline.slots import NUMBER_CONFLICT
+from factscore_local.pipeline.slots import NUMBER_CONFLICT, YEAR_CONFLICT
 
 SIGNALS = ("margin", "np", "coverage", "slots", "draw")
 THRESHOLD_SIGNAL = {"margin": "margin", "np": "np"}  # threshold name -> the signal it cuts
@@ -47,7 +48,10 @@ FEATURES: dict[str, Callable[[Mapping[str, np.ndarray]], np.ndarray]] = {
     "coverage": lambda s: s["coverage"],
     "slot conflict": lambda s: (np.asarray(s["slots"]) < 0).astype(float),
     "slot confirmed": lambda s: (np.asarray(s["slots"]) > 0).astype(float),
-    "number conflict": lambda s: (np.asarray(s["slots"]) <= NUMBER_CONFLICT).astype(float),
+    "number conflict": lambda s: (np.asarray(s["slots"]) == NUMBER_CONFLICT).astype(float),
+    "number or year conflict": lambda s: np.isin(
+        np.asarray(s["slots"]), (NUMBER_CONFLICT, YEAR_CONFLICT)
+    ).astype(float),
 }
 RULE_FEATURES = ("margin", "np", "margin*np")  # retrieve-lm+np-fitted's
 
@@ -255,6 +259,18 @@ register(
         description="the slots rule, and a fact whose number (an amount or a count) its "
         "passages contradict is not supported whatever its score (the LM lets changed "
         "amounts through most often; the human labels hold too few to weigh them)",
+        features=SLOTS_RULE_FEATURES,
+    )
+)
+DATE_VETO_RULE = "retrieve-lm+np+coverage+slots+number-year-veto-fitted"
+register(
+    Verifier(
+        DATE_VETO_RULE,
+        ("margin", "np", "coverage", "slots"),
+        fitted_rule(SLOTS_RULE_FEATURES, veto="number or year conflict"),
+        (FITTED,),
+        description="the number-veto rule, and a fact whose year its passages contradict "
+        "is not supported either (a year the page gives another event included)",
         features=SLOTS_RULE_FEATURES,
     )
 )

@@ -21,6 +21,7 @@ from scripts.tables.runner import (
     LONG_PAGE,
     SLOTS_RULE,
     VETO_RULE,
+    YEAR_VETO_RULE,
     Runner,
     auc,
     default_and_crossfit,
@@ -63,7 +64,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             args.np_model,
             run.page_size if name.startswith("retrieve-lm") else None,
             run.rows_dir,
-            halves=name in (COVERAGE_RULE, SLOTS_RULE, VETO_RULE),
+            halves=name in (COVERAGE_RULE, SLOTS_RULE, VETO_RULE, YEAR_VETO_RULE),
         )
         for name, rows in (
             *([] if nc is None else [("no-context-lm", nc)]),
@@ -74,6 +75,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             (COVERAGE_RULE, main_rows),
             (SLOTS_RULE, main_rows),
             (VETO_RULE, main_rows),
+            (YEAR_VETO_RULE, main_rows),
         )
     }
     report["auc_coverage"] = auc(main_rows, "coverage")
@@ -86,6 +88,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             COVERAGE_RULE,
             SLOTS_RULE,
             VETO_RULE,
+            YEAR_VETO_RULE,
         )
     }
     print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "
