@@ -140,19 +140,14 @@ def _in_context(fact_words: set[str], kind: str, values: set[str], rough: set[st
 
 
 def slot_conflicts(
-    fact: str, passages: Sequence[str] | dict[str, set[str]] | PassageSlots, topic: str = ""
+    fact: str, passages: Sequence[str] | PassageSlots, topic: str = ""
 ) -> dict[str, str]:
     """Each slot type of the fact and how it fares: ``"conflict"`` (a value the passages do
     not state while they state others of its type, or state only in sentences unlike the
     fact's while the sentences most like it state another), ``"confirmed"`` or
     ``"unknown"``. An approximate number ("over 60 films") is confirmed by a value within a
     quarter of it. ``topic``: its name's words are not context (every sentence has them)."""
-    if isinstance(passages, PassageSlots):
-        read = passages
-    elif isinstance(passages, dict):
-        read = PassageSlots(passages)  # the values alone: no sentence context
-    else:
-        read = read_passages(passages)
+    read = passages if isinstance(passages, PassageSlots) else read_passages(passages)
     own = slots(fact)
     rough = _approximate(fact)
     slot_words = {w for values in own.values() for v in values for w in v.split()}
@@ -174,9 +169,7 @@ def slot_conflicts(
     return verdicts
 
 
-def slot_check(
-    fact: str, passages: Sequence[str] | dict[str, set[str]] | PassageSlots, topic: str = ""
-) -> str:
+def slot_check(fact: str, passages: Sequence[str] | PassageSlots, topic: str = "") -> str:
     """How a fact's slots fare in its passages.
 
     Args:
@@ -205,9 +198,7 @@ NUMBER_CONFLICT = -2.0  # the slots signal of a fact whose number its passages c
 YEAR_CONFLICT = -3.0  # ... whose year they contradict (and no number)
 
 
-def slot_signal(
-    fact: str, passages: Sequence[str] | dict[str, set[str]] | PassageSlots, topic: str = ""
-) -> float:
+def slot_signal(fact: str, passages: Sequence[str] | PassageSlots, topic: str = "") -> float:
     """The ``slots`` signal: -2 when a number (an amount or a count, not a year) conflicts,
     else -3 when a year does, -1 for another conflicting slot, 1 when every slot is
     confirmed, 0 otherwise (see
