@@ -105,6 +105,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--no-lm", action="store_true", help="make the pairs only (no verifier)")
     ap.add_argument("--pairs-out", type=Path, default=BENCH_OUT / "counterfactual-pairs.jsonl")
     ap.add_argument("--results", default="counterfactual-slice", help="results file name")
+    ap.add_argument("--results-out", type=Path, default=None,
+                    help="write the results file here (the checker's replay)")  # fmt: skip
     return ap.parse_args(argv)
 
 
@@ -318,13 +320,14 @@ def main(argv: list[str] | None = None) -> None:
             "replacements": args.replacements}  # fmt: skip
     record = results_record(args.results, "scripts.bench_counterfactual", argv, data,
                             flatten(report), watch, report=report,
-                            tables=layout(report, verifier))  # fmt: skip
+                            tables=layout(report, verifier),
+                            computed=computed_originals + computed)  # fmt: skip
     if args.demo_index:  # the checker builds the dev index only
         record["replay"] = False
         record["recorded_because"] = ("its planted statements need the demo index; rerun "
                                       "the command: the model results are in the committed "
                                       "cache")  # fmt: skip
-    log(TAG, f"wrote {write_results(record)}")
+    log(TAG, f"wrote {write_results(record, args.results_out)}")
 
 
 if __name__ == "__main__":
