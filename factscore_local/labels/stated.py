@@ -51,9 +51,14 @@ def _names(doc: Any, label: str, min_words: int = 1) -> list[str]:
 
 def stated_values(page: str, doc: Any, known_places: Collection[str] | None = None) -> PageValues:
     """The years, numbers, demonyms (inside names too: "the Canadian Open"), countries,
-    places, people and works a page states; ``doc`` is spaCy's
-    parse of ``page`` (NER). ``known_places``: keep only these places (``Pools.places``,
-    named on several pages: a tagged place found once is often a tagging slip)."""
+    places, people and works a page states.
+
+    Args:
+        page: the page's text.
+        doc: spaCy's parse of ``page`` (with NER).
+        known_places: keep only these places (``Pools.places``, named on several pages: a
+            place tagged on one page only is often a tagging slip).
+    """
     found = slots(page)
     numbers = sorted({int(float(n)) for n in found["number"] if float(n).is_integer()})
     demonyms = sorted(d for d in NATIONALITIES if occurs(d, page))
