@@ -55,26 +55,12 @@ def responding_bios(path: Path, n: int) -> list:
     return bios[:n]
 
 
-def _load(config, dtype: str | None):
-    """The LM of ``config``; on the transformers backend in ``dtype`` when one is named
-    (e.g. float32 on a GPU, to set the GPU's arithmetic apart from its precision)."""
-    from factscore_local.runtime.components import load_shared_lm
-
-    if config.backend != "transformers" or dtype is None:
-        return load_shared_lm(config)
-    from factscore_local.lm.hf_backend import HFCausalLM
-    from factscore_local.model_store import resolve_lm
-
-    return HFCausalLM(resolve_lm(config.lm), threads=config.threads, device=config.device,
-                      dtype=dtype)  # fmt: skip
-
-
 def verify(args: argparse.Namespace) -> dict:
     """Verify the bios' labeled model facts once per tail batch size, on one loaded LM;
     write each run's rows and return the timings (the first run's at the top level)."""
     from factscore_local.config import build_config
     from factscore_local.pipeline.estimator import Estimator
-    from factscore_local.runtime.components import build_components
+    from factscore_local.runtime.components import build_components, load_shared_lm
 
     labeled = args.labeled
     if labeled is None:  # run from the checkout: the shared data's ChatGPT file
@@ -92,6 +78,7 @@ def verify(args: argparse.Namespace) -> dict:
                 "backend": args.backend,
                 "device": args.device,
                 "verifier": args.verifier,
+                "lm_dtype": args.dtype,
                 "use_atomic_facts": True,
                 "validate": False,
                 "cache": Path(tmp) / "cache.db",  # nothing reused: every margin is computed
@@ -99,7 +86,7 @@ def verify(args: argparse.Namespace) -> dict:
             config = build_config(options, None, set(options))
             if lm is None:  # load the weights before the clock starts
                 start = time.perf_counter()
-                lm = _load(config, args.dtype)
+                lm = load_shared_lm(config)
                 load_s = time.perf_counter() - start
             if batch is not None:
                 lm.tail_batch = batch
@@ -294,7 +281,7 @@ def main(argv: list[str] | None = None) -> None:
     v.add_argument("--backend", default="auto")
     v.add_argument("--device", default="auto")
     v.add_argument("--verifier", default="retrieve-lm")
-    v.add_argument("--dtype", default=None, help="transformers only, e.g. float32 on a GPU")
+    v.add_argument("--dtype", default="auto", help="--lm-dtype: e.g. float32 on a GPU")
     v.add_argument("--tail-batches", default=None,
                    help="e.g. 16,1: one run per tail batch size, on one loaded LM")  # fmt: skip
     v.add_argument("--rows", type=Path, required=True, help="with several batches: -b<N>")

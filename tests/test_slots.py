@@ -12,8 +12,8 @@ from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.inputs import read_bios
 from factscore_local.pipeline.slots import slot_check, slot_signal
 from factscore_local.pipeline.verifiers import (
-    DATE_VETO_RULE,
     NUMBER_VETO_RULE,
+    NUMBER_YEAR_VETO_RULE,
     SLOTS_RULE_FEATURES,
     Thresholds,
     get_verifier,
@@ -91,7 +91,8 @@ def test_the_number_veto_rejects_whatever_the_score():
     assert unfitted.tolist() == [False, True, True, True]
     # The default also vetoes a contradicted year (-3), not another slot (-1).
     years = {**signals, "slots": np.array([-3.0, -2.0, -1.0, 1.0])}
-    assert get_verifier(DATE_VETO_RULE).decide(years, Thresholds(weights=weights), 4).tolist() == [
+    default = get_verifier(NUMBER_YEAR_VETO_RULE)
+    assert default.decide(years, Thresholds(weights=weights), 4).tolist() == [
         False, False, True, True,
     ]  # fmt: skip
 
@@ -149,7 +150,7 @@ def test_the_default_rejects_the_demos_planted_nationality(xml_index, tmp_path):
     if installed_path(DEFAULT_LM) is None:
         pytest.skip(f"{DEFAULT_LM} not installed (fscore models install)")
     config = load_config(xml_index, cache=tmp_path / "c.db")
-    assert config.verifier == DATE_VETO_RULE and len(config.rule_weights) == 7
+    assert config.verifier == NUMBER_YEAR_VETO_RULE and len(config.rule_weights) == 7
     planted, true = Estimator(config).verify(
         [
             ("Andre Agassi", "Andre Agassi", f"Andre Agassi is {a} professional tennis player.")

@@ -107,12 +107,14 @@ class PassageSlots:
 
 
 def read_passages(texts: Sequence[str]) -> PassageSlots:
-    """The slots of passage texts, together and per sentence."""
-    sentences = [part for text in texts for part in _SENTENCE_END.split(text) if part.strip()]
-    return PassageSlots(
-        slots(" ".join(texts)),
-        tuple((frozenset(content_words(part)), slots(part)) for part in sentences),
-    )
+    """The slots of passage texts, sentence by sentence and (their union) together."""
+    parts = [part for text in texts for part in _SENTENCE_END.split(text) if part.strip()]
+    sentences = tuple((frozenset(content_words(part)), slots(part)) for part in parts)
+    found = {kind: set() for kind in slots("")}
+    for _, values in sentences:
+        for kind, found_here in values.items():
+            found[kind] |= found_here
+    return PassageSlots(found, sentences)
 
 
 def _states(values: set[str], found: set[str], kind: str, rough: set[str]) -> bool:
@@ -201,9 +203,9 @@ YEAR_CONFLICT = -3.0  # ... whose year they contradict (and no number)
 def slot_signal(fact: str, passages: Sequence[str] | PassageSlots, topic: str = "") -> float:
     """The ``slots`` signal: -2 when a number (an amount or a count, not a year) conflicts,
     else -3 when a year does, -1 for another conflicting slot, 1 when every slot is
-    confirmed, 0 otherwise (see
-    ``slot_conflicts``). Changed amounts are the contradictions the LM misses most often
-    (the counterfactual probe), so a rule can weigh them apart.
+    confirmed, 0 otherwise (see ``slot_conflicts``). Changed amounts and dates are the
+    contradictions the LM misses most often (the counterfactual probe), so a rule can
+    weigh them apart.
 
     Example:
         >>> slot_signal("Andre Agassi is a Canadian tennis player.",

@@ -237,43 +237,41 @@ register(
     )
 )
 SLOTS_RULE_FEATURES = (*COVERAGE_RULE_FEATURES, "slot conflict", "slot confirmed")
-register(
-    Verifier(
-        "retrieve-lm+np+coverage+slots-fitted",
-        ("margin", "np", "coverage", "slots"),
-        fitted_rule(SLOTS_RULE_FEATURES),
-        (FITTED,),
-        description="the coverage rule plus the slot check (are the fact's years, numbers, "
-        "nationalities and occupations stated by its passages, or other values of their "
-        "type?), fitted by 'fscore calibrate' (before fitting: as retrieve-lm+np)",
-        features=SLOTS_RULE_FEATURES,
+
+
+def _slots_rule(name: str, description: str, veto: str | None = None) -> Verifier:
+    """A logistic rule over SLOTS_RULE_FEATURES, with a veto feature or none."""
+    return register(
+        Verifier(
+            name,
+            ("margin", "np", "coverage", "slots"),
+            fitted_rule(SLOTS_RULE_FEATURES, veto=veto),
+            (FITTED,),
+            description=description,
+            features=SLOTS_RULE_FEATURES,
+        )
     )
+
+
+_slots_rule(
+    "retrieve-lm+np+coverage+slots-fitted",
+    "the coverage rule plus the slot check (are the fact's years, numbers, nationalities "
+    "and occupations stated by its passages, or other values of their type?), fitted by "
+    "'fscore calibrate' (before fitting: as retrieve-lm+np)",
 )
-NUMBER_VETO_RULE = "retrieve-lm+np+coverage+slots+number-veto-fitted"
-register(
-    Verifier(
-        NUMBER_VETO_RULE,
-        ("margin", "np", "coverage", "slots"),
-        fitted_rule(SLOTS_RULE_FEATURES, veto="number conflict"),
-        (FITTED,),
-        description="the slots rule, and a fact whose number (an amount or a count) its "
-        "passages contradict is not supported whatever its score (the LM lets changed "
-        "amounts through most often; the human labels hold too few to weigh them)",
-        features=SLOTS_RULE_FEATURES,
-    )
-)
-DATE_VETO_RULE = "retrieve-lm+np+coverage+slots+number-year-veto-fitted"
-register(
-    Verifier(
-        DATE_VETO_RULE,
-        ("margin", "np", "coverage", "slots"),
-        fitted_rule(SLOTS_RULE_FEATURES, veto="number or year conflict"),
-        (FITTED,),
-        description="the number-veto rule, and a fact whose year its passages contradict "
-        "is not supported either (a year the page gives another event included)",
-        features=SLOTS_RULE_FEATURES,
-    )
-)
+NUMBER_VETO_RULE = _slots_rule(
+    "retrieve-lm+np+coverage+slots+number-veto-fitted",
+    "the slots rule, and a fact whose number (an amount or a count) its passages "
+    "contradict is not supported whatever its score (the LM lets changed amounts through "
+    "most often; the human labels hold too few to weigh them)",
+    veto="number conflict",
+).name
+NUMBER_YEAR_VETO_RULE = _slots_rule(
+    "retrieve-lm+np+coverage+slots+number-year-veto-fitted",
+    "the number-veto rule, and a fact whose year its passages contradict is not supported "
+    "either (a year the page gives another event included)",
+    veto="number or year conflict",
+).name
 register(Verifier("always-supported", (), lambda s, t: True, description="baseline"))
 register(Verifier("always-not-supported", (), lambda s, t: False, description="baseline"))
 register(

@@ -12,7 +12,7 @@ from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.evidence import EVIDENCE_MODES
 from factscore_local.pipeline.inputs import Bio
 from factscore_local.pipeline.records import BioRow
-from factscore_local.pipeline.verifiers import Thresholds
+from factscore_local.pipeline.verifiers import NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE, Thresholds
 from scripts.common import SUBJECTS, labeled_bios
 from scripts.common import auc as auc_of_values
 from scripts.tables.markdown import md_intervals, md_page_length, md_results
@@ -20,8 +20,6 @@ from scripts.tables.runner import (
     COVERAGE_RULE,
     LONG_PAGE,
     SLOTS_RULE,
-    VETO_RULE,
-    YEAR_VETO_RULE,
     Runner,
     auc,
     default_and_crossfit,
@@ -64,7 +62,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             args.np_model,
             run.page_size if name.startswith("retrieve-lm") else None,
             run.rows_dir,
-            halves=name in (COVERAGE_RULE, SLOTS_RULE, VETO_RULE, YEAR_VETO_RULE),
+            halves=name in (COVERAGE_RULE, SLOTS_RULE, NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE),
         )
         for name, rows in (
             *([] if nc is None else [("no-context-lm", nc)]),
@@ -74,8 +72,8 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             ("retrieve-lm+np-fitted", main_rows),
             (COVERAGE_RULE, main_rows),
             (SLOTS_RULE, main_rows),
-            (VETO_RULE, main_rows),
-            (YEAR_VETO_RULE, main_rows),
+            (NUMBER_VETO_RULE, main_rows),
+            (NUMBER_YEAR_VETO_RULE, main_rows),
         )
     }
     report["auc_coverage"] = auc(main_rows, "coverage")
@@ -87,8 +85,8 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             "retrieve-lm+np-fitted",
             COVERAGE_RULE,
             SLOTS_RULE,
-            VETO_RULE,
-            YEAR_VETO_RULE,
+            NUMBER_VETO_RULE,
+            NUMBER_YEAR_VETO_RULE,
         )
     }
     print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "

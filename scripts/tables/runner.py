@@ -129,8 +129,6 @@ def crossfit(fit_rows: list[BioRow], apply_rows: list[BioRow], verifier: str, ob
 
 COVERAGE_RULE = "retrieve-lm+np+coverage-fitted"
 SLOTS_RULE = "retrieve-lm+np+coverage+slots-fitted"  # the coverage rule + the slot check
-VETO_RULE = "retrieve-lm+np+coverage+slots+number-veto-fitted"  # + contradicted numbers out
-YEAR_VETO_RULE = "retrieve-lm+np+coverage+slots+number-year-veto-fitted"  # + years out
 LONG_PAGE = 5  # passages: a page longer than k=5 gives facts different evidence
 
 
