@@ -10,7 +10,7 @@ import pytest
 from factscore_local.config import EvalConfig, build_config
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.inputs import read_bios
-from factscore_local.pipeline.slots import slot_check, slot_signal
+from factscore_local.pipeline.slots import NATIONALITY_CONFLICT, slot_check, slot_signal
 from factscore_local.pipeline.verifiers import (
     NUMBER_VETO_RULE,
     NUMBER_YEAR_VETO_RULE,
@@ -39,7 +39,10 @@ def test_the_signal_values():
     page = ["Mitzi Gaynor (born September 4, 1931) is an American actress."]
     assert slot_signal("She was born in 1931.", page) == 1.0
     assert slot_signal("She was born in 1925.", page) == -3.0  # a year
-    assert slot_signal("She is a Canadian actress.", page) == -1.0  # another slot
+    assert slot_signal("She is an American singer.", page) == -1.0  # another slot
+    # Another nationality than the lead's, given the topic: its own value.
+    assert slot_signal("Mitzi Gaynor is a Canadian actress.", page, "Mitzi Gaynor") == -4.0
+    assert slot_signal("She acted in Canadian films.", page, "Mitzi Gaynor") == -1.0
     assert slot_signal("She starred in films.", page) == 0.0
 
 
@@ -72,9 +75,33 @@ def test_a_value_the_page_states_in_another_role_conflicts():
     assert slot_signal("He was born on June 5, 1954.", page, topic) == 1.0
     assert slot_signal("He joined Bologna in 2009.", page, topic) == 1.0
     assert slot_signal("He won the UEFA Cup in 2009.", page, topic) == -3.0
-    assert slot_signal("He is a French football manager.", page, topic) == -1.0
+    assert slot_signal("He is a French football manager.", page, topic) == -4.0
     # No sentence like the fact: the values of the passages as a whole decide.
     assert slot_signal("His brother was born in 1954.", page, topic) == 1.0
+
+
+def test_the_roles_a_page_gives_its_years_and_nationality():
+    """Life dates, a work's years and the lead's nationality decide a value the page states
+    in another role."""
+    page = ["Kim Casali (9 September 1941 – 15 June 1997) was a New Zealand cartoonist.",
+            'Her husband Roberto died in March 1976. She drew for "Love Is..." (1970) '
+            "and, in 1975, for a newspaper."]  # fmt: skip
+    topic = "Kim Casali"
+    assert slot_signal("Casali died in 1997.", page, topic) == 1.0
+    assert slot_signal("Casali died in 1976.", page, topic) == -3.0  # her husband's year
+    assert slot_signal("Her husband died in 1976.", page, topic) == 1.0  # not her death
+    assert slot_signal("She was born in 1975.", page, topic) == -3.0
+    # A year the page gives only as a life date dates nothing else.
+    assert slot_signal("Casali moved to London in 1941.", page, topic) == -3.0
+    # A titled work's year is the one written beside it.
+    assert slot_signal('"Love Is..." was first drawn in 1970.', page, topic) == 1.0
+    assert slot_signal('"Love Is..." was first drawn in 1975.', page, topic) == -3.0
+    lead = ["Teresa Palmer (born 26 February 1986) is an Australian actress. "
+            "She starred in an American film and a Canadian series."]  # fmt: skip
+    assert slot_signal("Teresa Palmer is an Australian actress.", lead, "Teresa Palmer") == 1.0
+    assert slot_signal("Teresa Palmer is an American.", lead, "Teresa Palmer") == -4.0
+    assert slot_signal("Palmer is Canadian.", lead, "Teresa Palmer") == -4.0
+    assert slot_signal("Her father is Canadian.", lead, "Teresa Palmer") == 1.0
 
 
 def test_the_number_veto_rejects_whatever_the_score():
@@ -142,8 +169,9 @@ def test_the_slots_rule_records_the_check_of_each_facts_passages(db_index, tmp_p
 def test_the_default_rejects_the_demos_planted_nationality(xml_index, tmp_path):
     """The demo's planted "Canadian" Andre Agassi, on the real dump excerpt's page with the
     embedded 1.5B model and its shipped default rule: the slot check finds the conflict
-    ("Canadian" occurs there only in "the Canadian Open") and the rule rejects the fact,
-    while the true statement is confirmed and accepted."""
+    with the page's lead sentence ("an American ...", while "Canadian" occurs there only in
+    "the Canadian Open") and the rule rejects the fact, while the true statement is
+    confirmed and accepted."""
     from factscore_local.api import load_config
     from factscore_local.model_store import DEFAULT_LM, installed_path
 
@@ -157,5 +185,5 @@ def test_the_default_rejects_the_demos_planted_nationality(xml_index, tmp_path):
             for a in ("a Canadian", "an American")
         ]  # fmt: skip
     )
-    assert planted.slots == -1.0 and not planted.is_supported
+    assert planted.slots == NATIONALITY_CONFLICT and not planted.is_supported
     assert true.slots == 1.0 and true.is_supported

@@ -28,10 +28,16 @@ from dataclasses import dataclass
 
 from factscore_local.labels.counterfactual import NATIONALITIES, NUMBER_WORDS, OCCUPATIONS
 from factscore_local.pipeline.lexical import content_words
+from factscore_local.pipeline.slot_roles import (
+    YEAR,
+    life_date_verdict,
+    nationality_verdict,
+    work_year_verdict,
+)
 
 # A year: four digits, not part of a longer number ("1,985" or "1985.5"); a comma after it
 # ends a clause ("In 1990, he ..."), it does not continue the number.
-_YEAR = re.compile(r"(?<![\d.,])(?:1[0-9]{3}|20[0-2][0-9])(?!\d|[.,]\d)")
+_YEAR = YEAR
 # A number in digits, with thousands groups and a decimal part ("27,000", "3.5").
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?!\w|[.,]\d)")
 # Words that make a number an approximation: "over 60 films" is true of 63 of them.
@@ -40,9 +46,15 @@ _ROUGHLY = re.compile(
     r"up to|close to|upwards of|in excess of|estimated)\s+$",
     re.IGNORECASE,
 )
+# A conflict with the role the page gives a value (the topic's life dates, a work's years,
+# the lead's nationality): a verdict of its own, stronger than a value found elsewhere.
+CONTRADICTED = "contradicted"
 ROUGH_TOLERANCE = 0.25  # an approximate number matches a value this close (relative)
 _OCCUPATION_WORDS = [w for group in OCCUPATIONS for w in group]
 CONTEXT_WORDS = 2  # content words a sentence shares with the fact to judge its values
+# A sentence confirms a value when it shares at most this many words fewer with the fact
+# than the sentence sharing the most (that states values of the slot's type).
+CONTEXT_SLACK = 2
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 
 
@@ -104,17 +116,23 @@ class PassageSlots:
 
     found: dict[str, set[str]]
     sentences: tuple[tuple[frozenset[str], dict[str, set[str]]], ...] = ()
+    texts: tuple[str, ...] = ()  # the passages as read, for the roles of their values
 
 
 def read_passages(texts: Sequence[str]) -> PassageSlots:
     """The slots of passage texts, sentence by sentence and (their union) together."""
     parts = [part for text in texts for part in _SENTENCE_END.split(text) if part.strip()]
-    sentences = tuple((frozenset(content_words(part)), slots(part)) for part in parts)
+    sentences = tuple((frozenset(_stems(content_words(part))), slots(part)) for part in parts)
     found = {kind: set() for kind in slots("")}
     for _, values in sentences:
         for kind, found_here in values.items():
             found[kind] |= found_here
-    return PassageSlots(found, sentences)
+    return PassageSlots(found, sentences, tuple(texts))
+
+
+def _stems(words: set[str]) -> set[str]:
+    """Words without a plural "s", so that "titles" and "title" are one context word."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words}
 
 
 def _states(values: set[str], found: set[str], kind: str, rough: set[str]) -> bool:
@@ -126,16 +144,17 @@ def _states(values: set[str], found: set[str], kind: str, rough: set[str]) -> bo
 def _in_context(fact_words: set[str], kind: str, values: set[str], rough: set[str],
                 sentences) -> str | None:  # fmt: skip
     """The verdict of the sentences that share content words with the fact: "confirmed"
-    when one of them states the slot's values; "conflict" when the ones sharing the most
-    state other values of its type ("born 5 June 1954" against "born in 2009", though the
-    page names 2009 elsewhere); else None."""
+    when one of them that shares nearly as many as the closest states the slot's values;
+    "conflict" when the closest state other values of its type ("born 5 June 1954"
+    against "born in 2009", though the page names 2009 elsewhere); else None."""
     related = [(len(fact_words & words), found[kind]) for words, found in sentences
                if fact_words & words]  # fmt: skip
     if not related:
         return None
-    if any(_states(values, found, kind, rough) for _, found in related):
+    best = max((n for n, found in related if found), default=0)
+    close = (found for n, found in related if n >= best - CONTEXT_SLACK)
+    if any(_states(values, found, kind, rough) for found in close):
         return "confirmed"
-    best = max(n for n, _ in related)
     if best < min(CONTEXT_WORDS, len(fact_words)):
         return None  # one shared word ("born", "film") is no context to judge a value by
     return "conflict" if any(found for n, found in related if n == best) else None
@@ -146,7 +165,8 @@ def slot_conflicts(
 ) -> dict[str, str]:
     """Each slot type of the fact and how it fares: ``"conflict"`` (a value the passages do
     not state while they state others of its type, or state only in sentences unlike the
-    fact's while the sentences most like it state another), ``"confirmed"`` or
+    fact's while the sentences most like it state another, or against the role the page
+    gives it: ``slot_roles.py``), ``"confirmed"`` or
     ``"unknown"``. An approximate number ("over 60 films") is confirmed by a value within a
     quarter of it. ``topic``: its name's words are not context (every sentence has them)."""
     read = passages if isinstance(passages, PassageSlots) else read_passages(passages)
@@ -154,7 +174,7 @@ def slot_conflicts(
     rough = _approximate(fact)
     slot_words = {w for values in own.values() for v in values for w in v.split()}
     fact_words = content_words(fact) - content_words(topic) - slot_words
-    fact_words -= {w for w in fact_words if w.isdigit()}
+    fact_words = _stems({w for w in fact_words if not w.isdigit()})
     verdicts = {}
     for kind, values in own.items():
         if not values:
@@ -167,8 +187,24 @@ def slot_conflicts(
         context = verdict != "conflict" and read.sentences and fact_words
         if context and _in_context(fact_words, kind, values, rough, read.sentences) == "conflict":
             verdict = "conflict"
-        verdicts[kind] = verdict
+        verdicts[kind] = _role_verdict(fact, kind, values, read.texts, topic) or verdict
     return verdicts
+
+
+def _role_verdict(fact: str, kind: str, values: set[str], texts, topic: str) -> str | None:
+    """How a value fares against the role the passages give values of its kind:
+    ``CONTRADICTED`` (by any role), "confirmed", or None where they show none
+    (``slot_roles.py``)."""
+    if kind == "year":
+        verdicts = (life_date_verdict(fact, values, texts, topic),
+                    work_year_verdict(fact, values, texts, topic))  # fmt: skip
+    elif kind == "nationality":
+        verdicts = (nationality_verdict(fact, texts, topic),)
+    else:
+        return None
+    if "conflict" in verdicts:
+        return CONTRADICTED
+    return "confirmed" if "confirmed" in verdicts else None
 
 
 def slot_check(fact: str, passages: Sequence[str] | PassageSlots, topic: str = "") -> str:
@@ -189,6 +225,8 @@ def slot_check(fact: str, passages: Sequence[str] | PassageSlots, topic: str = "
 
 
 def _overall(verdicts: dict[str, str]) -> str:
+    if CONTRADICTED in verdicts.values():
+        return "conflict"
     for verdict in ("conflict", "unknown", "confirmed"):
         if verdict in verdicts.values():
             return verdict
@@ -198,11 +236,13 @@ def _overall(verdicts: dict[str, str]) -> str:
 SLOT_VALUES = {"conflict": -1.0, "unknown": 0.0, "confirmed": 1.0}
 NUMBER_CONFLICT = -2.0  # the slots signal of a fact whose number its passages contradict
 YEAR_CONFLICT = -3.0  # ... whose year they contradict (and no number)
+NATIONALITY_CONFLICT = -4.0  # ... that gives the topic another nationality than its lead's
 
 
 def slot_signal(fact: str, passages: Sequence[str] | PassageSlots, topic: str = "") -> float:
     """The ``slots`` signal: -2 when a number (an amount or a count, not a year) conflicts,
-    else -3 when a year does, -1 for another conflicting slot, 1 when every slot is
+    else -3 when a year does, else -4 when the nationality the fact gives the topic is not
+    its lead sentence's, -1 for another conflicting slot, 1 when every slot is
     confirmed, 0 otherwise (see ``slot_conflicts``). Changed amounts and dates are the
     contradictions the LM misses most often (the counterfactual probe), so a rule can
     weigh them apart.
@@ -217,6 +257,8 @@ def slot_signal(fact: str, passages: Sequence[str] | PassageSlots, topic: str = 
     verdicts = slot_conflicts(fact, passages, topic)
     if verdicts.get("number") == "conflict":
         return NUMBER_CONFLICT
-    if verdicts.get("year") == "conflict":
+    if verdicts.get("year") in ("conflict", CONTRADICTED):
         return YEAR_CONFLICT
+    if verdicts.get("nationality") == CONTRADICTED:
+        return NATIONALITY_CONFLICT
     return SLOT_VALUES[_overall(verdicts)]

@@ -8,7 +8,8 @@ A verifier reads *signals*, values the estimator computes and records for every 
 - ``coverage``: the share of the fact's content words found in its retrieved passages;
 - ``slots``: whether its passages confirm the fact's years, numbers, nationalities and
   occupations (1), give other values of their type (-1, a conflict; -2 when the conflict
-  is a number, -3 a year) or neither (0);
+  is a number, -3 a year, -4 a nationality the fact gives the topic against its lead
+  sentence) or neither (0);
 - ``draw``: a uniform number seeded by (seed, topic, fact), for the random baseline.
 
 Its rule turns signal arrays and thresholds into decisions, vectorised, so the same rule
@@ -24,7 +25,8 @@ applied from its settings file; without fitted weights it decides as the paper's
 ``retrieve-lm+np+coverage+slots+number-veto-fitted`` rejects outright a fact whose number
 its passages contradict, and ``retrieve-lm+np+coverage+slots+number-year-veto-fitted`` one
 whose number or year they contradict (the embedded 1.5B model's default; shipped weights
-in ``data/model-defaults.json``).
+in ``data/model-defaults.json``); ``retrieve-lm+np+coverage+slots+slot-veto-fitted`` vetoes
+a nationality that contradicts the topic's lead sentence too.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from factscore_local.pipeline.slots import NUMBER_CONFLICT, YEAR_CONFLICT
+from factscore_local.pipeline.slots import NATIONALITY_CONFLICT, NUMBER_CONFLICT, YEAR_CONFLICT
 
 SIGNALS = ("margin", "np", "coverage", "slots", "draw")
 THRESHOLD_SIGNAL = {"margin": "margin", "np": "np"}  # threshold name -> the signal it cuts
@@ -51,6 +53,9 @@ FEATURES: dict[str, Callable[[Mapping[str, np.ndarray]], np.ndarray]] = {
     "number conflict": lambda s: (np.asarray(s["slots"]) == NUMBER_CONFLICT).astype(float),
     "number or year conflict": lambda s: np.isin(
         np.asarray(s["slots"]), (NUMBER_CONFLICT, YEAR_CONFLICT)
+    ).astype(float),
+    "number, year or nationality conflict": lambda s: np.isin(
+        np.asarray(s["slots"]), (NUMBER_CONFLICT, YEAR_CONFLICT, NATIONALITY_CONFLICT)
     ).astype(float),
 }
 RULE_FEATURES = ("margin", "np", "margin*np")  # retrieve-lm+np-fitted's
@@ -271,6 +276,12 @@ NUMBER_YEAR_VETO_RULE = _slots_rule(
     "the number-veto rule, and a fact whose year its passages contradict is not supported "
     "either (a year the page gives another event included)",
     veto="number or year conflict",
+).name
+SLOT_VETO_RULE = _slots_rule(
+    "retrieve-lm+np+coverage+slots+slot-veto-fitted",
+    "the number-and-year-veto rule, and a fact that gives the topic a nationality its "
+    "passages contradict is not supported either",
+    veto="number, year or nationality conflict",
 ).name
 register(Verifier("always-supported", (), lambda s, t: True, description="baseline"))
 register(Verifier("always-not-supported", (), lambda s, t: False, description="baseline"))

@@ -12,7 +12,12 @@ from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.evidence import EVIDENCE_MODES
 from factscore_local.pipeline.inputs import Bio
 from factscore_local.pipeline.records import BioRow
-from factscore_local.pipeline.verifiers import NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE, Thresholds
+from factscore_local.pipeline.verifiers import (
+    NUMBER_VETO_RULE,
+    NUMBER_YEAR_VETO_RULE,
+    SLOT_VETO_RULE,
+    Thresholds,
+)
 from scripts.common import SUBJECTS, labeled_bios
 from scripts.common import auc as auc_of_values
 from scripts.tables.markdown import md_intervals, md_page_length, md_results
@@ -52,6 +57,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
         apply_thresholds(main_rows, "retrieve-lm", Thresholds(0.0, 0.0), 0)
     )
     # The retrieved-evidence verifiers are also split by page length.
+    HALVES = (COVERAGE_RULE, SLOTS_RULE, NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE, SLOT_VETO_RULE)
     report["verifiers"] = {
         name: default_and_crossfit(
             results,
@@ -62,7 +68,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             args.np_model,
             run.page_size if name.startswith("retrieve-lm") else None,
             run.rows_dir,
-            halves=name in (COVERAGE_RULE, SLOTS_RULE, NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE),
+            halves=name in HALVES,
         )
         for name, rows in (
             *([] if nc is None else [("no-context-lm", nc)]),
@@ -74,6 +80,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             (SLOTS_RULE, main_rows),
             (NUMBER_VETO_RULE, main_rows),
             (NUMBER_YEAR_VETO_RULE, main_rows),
+            (SLOT_VETO_RULE, main_rows),
         )
     }
     report["auc_coverage"] = auc(main_rows, "coverage")
@@ -87,6 +94,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             SLOTS_RULE,
             NUMBER_VETO_RULE,
             NUMBER_YEAR_VETO_RULE,
+            SLOT_VETO_RULE,
         )
     }
     print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "

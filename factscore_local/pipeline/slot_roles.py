@@ -1,0 +1,175 @@
+"""Roles a biography gives its values, for the slot check (``slots.py``).
+
+A page names many years and nationalities; a value it states is not therefore the value
+of the fact's slot. Three roles are plain enough to read without a model:
+
+- the topic's **life dates**, in the parenthesis after its name ("Kim Casali (9 September
+  1941 – 15 June 1997)"): a fact about the topic's birth or death gives that year, and a
+  year the page states only there is no date of anything else;
+- the **years of a titled work**, written beside its quoted title ('"The Recruit" (2003)',
+  '2002's "City of God"', '2002 - "City of God"'): a fact that names the work gives one
+  of them;
+- the topic's **nationality**, the demonyms of its lead sentence ("... is an American
+  actress"): a fact that the topic is of a nationality gives one of them.
+
+Each verdict is ``"confirmed"`` or ``"conflict"`` where the passages show the role and the
+fact takes it up, and ``None`` otherwise; the slot check then decides by its sentences.
+A role's verdict comes first: it is more specific than words shared with a sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from factscore_local.labels.replacements import NATIONALITIES
+from factscore_local.pipeline.lexical import content_words
+
+YEAR = re.compile(r"(?<![\d.,])(?:1[0-9]{3}|20[0-2][0-9])(?!\d|[.,]\d)")
+_PARENTHESIS = re.compile(r"\(([^()]{0,80})\)")
+_OPENING_WORDS = 6  # a lead names the topic within its first words ...
+_NAME_WORDS = 12  # ... and gives the life dates after the title and the full name
+# The topic's birth, not a title ("Born on the Fourth of July") or a child ("gave birth").
+BIRTH = re.compile(r"\bborn\b|(?<!gave )\bbirth\b(?! to)")
+DEATH = re.compile(
+    r"\b(?:died|dies|death|passed away|executed|killed|murdered|assassinated)\b", re.IGNORECASE
+)
+# Words that make a fact about someone else's birth or death ("His father died in 1980").
+_KIN = re.compile(
+    r"\b(?:father|mother|parents?|wife|husband|sons?|daughters?|brothers?|sisters?|"
+    r"child|children|spouse|partner|grand\w+|uncle|aunt|cousin|niece|nephew)\b",
+    re.IGNORECASE,
+)
+_PRONOUNS = {"he", "she", "his", "her", "they", "their", "the", "in", "on", "at"}
+_QUOTED = re.compile(r'"([^"]{2,80})"')
+_YEAR_AFTER = re.compile(r"\s*\(([^()]{0,25})\)")  # "Title" (2003) or (2006–2007)
+_YEAR_BEFORE = re.compile(rf"({YEAR.pattern})(?:'s|\s*[-–])\s*$")  # 2002's "Title", 2002 - "Title"
+_DEMONYM = "|".join(sorted(map(re.escape, NATIONALITIES), key=len, reverse=True))
+_LEAD_WORDS = 6  # words after the lead's "is"/"was" that hold the nationality
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
+# Facts about where someone comes from rather than what they are.
+_ANCESTRY = re.compile(
+    r"\b(?:descent|origin|ancestry|heritage|roots|parents?|father|mother)\b", re.IGNORECASE
+)
+
+
+def about_topic(head: str, topic: str) -> bool:
+    """Whether the start of a fact (before its verb) is the topic itself: no kin word, and
+    no capitalised word beyond the topic's name and a pronoun."""
+    if _KIN.search(head):
+        return False
+    names = {w.lower() for w in re.findall(r"\b[A-Z][\w'-]+", head)}
+    return names <= content_words(topic) | _PRONOUNS
+
+
+def _lead(text: str, topic: str) -> str | None:
+    """The first sentence of a passage that opens the topic's page (its first words name
+    the topic), else None."""
+    first = _SENTENCE_END.split(text.strip(), 1)[0]
+    opening = " ".join(first.split()[:_OPENING_WORDS])
+    return first if content_words(topic) & content_words(opening) else None
+
+
+def life_dates(texts: Sequence[str], topic: str) -> tuple[str, str | None, str] | None:
+    """The topic's birth year, death year (``None`` while alive) and the parenthesis that
+    gives them: the first parenthesis of the page's lead, right after the name."""
+    for text in texts:
+        lead = _lead(text, topic)
+        match = _PARENTHESIS.search(lead or "")
+        if not match or len(lead[: match.start()].split()) > _NAME_WORDS:
+            continue
+        inside = match.group(1)
+        if re.search(r"\bborn\b", inside) and len(YEAR.findall(inside)) == 1:
+            return YEAR.findall(inside)[0], None, match.group()
+        sides = re.split(r"\s[–-]\s|–", inside)
+        if len(sides) == 2 and YEAR.search(sides[0]) and YEAR.search(sides[1]):
+            return YEAR.findall(sides[0])[-1], YEAR.findall(sides[1])[-1], match.group()
+    return None
+
+
+def life_date_verdict(fact: str, years: set[str], texts: Sequence[str], topic: str) -> str | None:
+    """``"conflict"`` when the fact's years contradict the topic's life dates: a birth or death
+    of the topic in another year, or another event in a year the passages give only as a
+    life date; ``"confirmed"`` for the topic's birth or death in its year; else None."""
+    life = life_dates(texts, topic)
+    if life is None:
+        return None
+    birth, death, parenthesis = life
+    cue = BIRTH.search(fact) or DEATH.search(fact)
+    if cue:
+        if not about_topic(fact[: cue.start()], topic):
+            return None
+        said = [birth] if BIRTH.search(fact) else []
+        said += [death] if death and DEATH.search(fact) else []
+        if not said:
+            return None
+        return "confirmed" if set(said) <= years else "conflict"
+    elsewhere = set(YEAR.findall(" ".join(texts).replace(parenthesis, " ")))
+    only_life_dates = years <= {birth, death} and not years <= elsewhere
+    return "conflict" if only_life_dates else None
+
+
+def work_years(texts: Sequence[str]) -> dict[str, set[str]]:
+    """Lowercased quoted titles and the years written beside them."""
+    titled: dict[str, set[str]] = {}
+    for text in texts:
+        for match in _QUOTED.finditer(text):
+            title = re.sub(r"\s*\(.*\)\s*$", "", match.group(1)).strip(" ,.")
+            years = set()
+            after = _YEAR_AFTER.match(text, match.end())
+            if after:
+                years |= set(YEAR.findall(after.group(1)))
+            before = _YEAR_BEFORE.search(text[max(0, match.start() - 12) : match.start()])
+            if before:
+                years.add(before.group(1))
+            if len(title) >= 3 and years:
+                titled.setdefault(title.lower(), set()).update(years)
+    return titled
+
+
+def work_year_verdict(fact: str, years: set[str], texts: Sequence[str], topic: str) -> str | None:
+    """``"conflict"`` when the fact names a work whose years the passages give, and one of
+    the fact's years is outside their span; ``"confirmed"`` when all are within it; else
+    None. A title made of the topic's name is skipped."""
+    low = fact.lower()
+    name = content_words(topic)
+    verdict = None
+    for title, given in work_years(texts).items():
+        if content_words(title) <= name:
+            continue
+        if re.search(rf"(?<!\w){re.escape(title)}(?!\w)", low):
+            first, last = min(given), max(given)  # "(2009–2010)" is a span
+            if not all(first <= year <= last for year in years):
+                return "conflict"
+            verdict = "confirmed"
+    return verdict
+
+
+def lead_nationalities(texts: Sequence[str], topic: str) -> set[str] | None:
+    """The demonyms of the topic's lead sentence ("X (born ...) is an American actress"),
+    lowercased: those within a few words after its first "is" or "was"."""
+    for text in texts:
+        lead = _lead(text, topic)
+        verb = re.search(r"\b(?:is|was)\b", lead or "")
+        if not verb:
+            continue
+        predicate = " ".join(lead[verb.end() :].split()[:_LEAD_WORDS])
+        found = {d.lower() for d in re.findall(rf"(?<!\w)(?:{_DEMONYM})(?!\w)", predicate)}
+        if found:
+            return found
+    return None
+
+
+def nationality_verdict(fact: str, texts: Sequence[str], topic: str) -> str | None:
+    """``"conflict"`` when the fact says the topic is of a nationality ("X is a German
+    actress") that the lead sentence does not give, ``"confirmed"`` when it gives it; else
+    None."""
+    if _ANCESTRY.search(fact):
+        return None
+    said = re.search(rf"\b(?:is|was)\s+(?:an?\s+)?(?:former\s+)?({_DEMONYM})(?!\w)", fact)
+    if not said or not about_topic(fact[: said.start()], topic):
+        return None
+    lead = lead_nationalities(texts, topic)
+    if not lead:
+        return None
+    return "confirmed" if said.group(1).lower() in lead else "conflict"
