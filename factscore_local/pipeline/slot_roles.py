@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from factscore_local.labels.replacements import NATIONALITIES
 from factscore_local.pipeline.lexical import content_words
 
+# A year: four digits, not part of a longer number ("1,985" or "1985.5"); a comma after it
+# ends a clause ("In 1990, he ..."), it does not continue the number.
 YEAR = re.compile(r"(?<![\d.,])(?:1[0-9]{3}|20[0-2][0-9])(?!\d|[.,]\d)")
 _PARENTHESIS = re.compile(r"\(([^()]{0,80})\)")
 _OPENING_WORDS = 6  # a lead names the topic within its first words ...
@@ -46,7 +48,7 @@ _YEAR_AFTER = re.compile(r"\s*\(([^()]{0,25})\)")  # "Title" (2003) or (2006–2
 _YEAR_BEFORE = re.compile(rf"({YEAR.pattern})(?:'s|\s*[-–])\s*$")  # 2002's "Title", 2002 - "Title"
 _DEMONYM = "|".join(sorted(map(re.escape, NATIONALITIES), key=len, reverse=True))
 _LEAD_WORDS = 6  # words after the lead's "is"/"was" that hold the nationality
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 # Facts about where someone comes from rather than what they are.
 _ANCESTRY = re.compile(
     r"\b(?:descent|origin|ancestry|heritage|roots|parents?|father|mother)\b", re.IGNORECASE
@@ -65,7 +67,7 @@ def about_topic(head: str, topic: str) -> bool:
 def _lead(text: str, topic: str) -> str | None:
     """The first sentence of a passage that opens the topic's page (its first words name
     the topic), else None."""
-    first = _SENTENCE_END.split(text.strip(), 1)[0]
+    first = SENTENCE_END.split(text.strip(), 1)[0]
     opening = " ".join(first.split()[:_OPENING_WORDS])
     return first if content_words(topic) & content_words(opening) else None
 

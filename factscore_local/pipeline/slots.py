@@ -29,15 +29,13 @@ from dataclasses import dataclass
 from factscore_local.labels.counterfactual import NATIONALITIES, NUMBER_WORDS, OCCUPATIONS
 from factscore_local.pipeline.lexical import content_words
 from factscore_local.pipeline.slot_roles import (
+    SENTENCE_END,
     YEAR,
     life_date_verdict,
     nationality_verdict,
     work_year_verdict,
 )
 
-# A year: four digits, not part of a longer number ("1,985" or "1985.5"); a comma after it
-# ends a clause ("In 1990, he ..."), it does not continue the number.
-_YEAR = YEAR
 # A number in digits, with thousands groups and a decimal part ("27,000", "3.5").
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?!\w|[.,]\d)")
 # Words that make a number an approximation: "over 60 films" is true of 63 of them.
@@ -55,7 +53,6 @@ CONTEXT_WORDS = 2  # content words a sentence shares with the fact to judge its 
 # A sentence confirms a value when it shares at most this many words fewer with the fact
 # than the sentence sharing the most (that states values of the slot's type).
 CONTEXT_SLACK = 2
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 
 
 def _words(pattern: str, text: str, flags: int = 0) -> set[str]:
@@ -80,7 +77,7 @@ def slots(text: str) -> dict[str, set[str]]:
         >>> sorted(slots("An actor born in 1950, with three children and 2,500 acres.")["number"])
         ['2500', '3']
     """
-    years = _words(_YEAR.pattern, text)
+    years = _words(YEAR.pattern, text)
     numbers = {_plain(n) for n in _words(_NUMBER.pattern, text)} - years
     number_words = _words(rf"\b(?:{'|'.join(NUMBER_WORDS[2:])})\b", text, re.IGNORECASE)
     numbers |= {str(NUMBER_WORDS.index(w)) for w in number_words}
@@ -121,7 +118,7 @@ class PassageSlots:
 
 def read_passages(texts: Sequence[str]) -> PassageSlots:
     """The slots of passage texts, sentence by sentence and (their union) together."""
-    parts = [part for text in texts for part in _SENTENCE_END.split(text) if part.strip()]
+    parts = [part for text in texts for part in SENTENCE_END.split(text) if part.strip()]
     sentences = tuple((frozenset(_stems(content_words(part))), slots(part)) for part in parts)
     found = {kind: set() for kind in slots("")}
     for _, values in sentences:
