@@ -80,6 +80,16 @@ def test_a_value_the_page_states_in_another_role_conflicts():
     assert slot_signal("His brother was born in 1954.", page, topic) == 1.0
 
 
+def test_only_sentences_nearly_as_close_as_the_closest_confirm():
+    """A value stated in a sentence that shares one word with the fact ("played") is no
+    confirmation when a sentence sharing all of them gives another value."""
+    page = ["He played for the San Francisco Giants from 2001 until 2005.",
+            "He played golf in 2012."]  # fmt: skip
+    fact = "He played for the San Francisco Giants until {}."
+    assert slot_signal(fact.format(2005), page) == 1.0
+    assert slot_signal(fact.format(2012), page) == -3.0
+
+
 def test_the_roles_a_page_gives_its_years_and_nationality():
     """Life dates, a work's years and the lead's nationality decide a value the page states
     in another role."""
