@@ -55,21 +55,41 @@ _ANCESTRY = re.compile(
 )
 
 
-def about_topic(head: str, topic: str) -> bool:
+def about_topic(head: str, topic: str, texts: Sequence[str] = ()) -> bool:
     """Whether the start of a fact (before its verb) is the topic itself: no kin word, and
-    no capitalised word beyond the topic's name and a pronoun."""
+    no capitalised word beyond a pronoun and the topic's name, as the title gives it or as
+    the lead spells it out ("Andrew Eppley Shue"; his sister Elisabeth Shue is not him)."""
     if _KIN.search(head):
         return False
     names = {w.lower() for w in re.findall(r"\b[A-Z][\w'-]+", head)}
-    return names <= content_words(topic) | _PRONOUNS
+    return names <= content_words(topic) | _lead_names(texts, topic) | _PRONOUNS
 
 
-def _lead(text: str, topic: str) -> str | None:
-    """The first sentence of a passage that opens the topic's page (its first words name
-    the topic), else None."""
-    first = SENTENCE_END.split(text.strip(), 1)[0]
-    opening = " ".join(first.split()[:_OPENING_WORDS])
-    return first if content_words(topic) & content_words(opening) else None
+def _lead(text: str, topic: str) -> tuple[str, str] | None:
+    """The name and the first sentence of a passage that opens the topic's page (its first
+    words name the topic), else None. A parenthesis right after the name (life dates)
+    belongs to the sentence, whatever full stops its initials have ("F. Howard Taylor")."""
+    opening = " ".join(text.split()[:_OPENING_WORDS])
+    if not content_words(topic) & content_words(opening):
+        return None
+    after_name = 0
+    parenthesis = _PARENTHESIS.search(text)
+    if parenthesis and len(text[: parenthesis.start()].split()) <= _NAME_WORDS:
+        after_name = parenthesis.end()
+    end = SENTENCE_END.search(text, after_name)
+    sentence = text[: end.start()] if end else text
+    verb = re.search(r"\b(?:is|was)\b", sentence[after_name:])
+    name_end = parenthesis.start() if after_name else (after_name + verb.start() if verb else 0)
+    return text[:name_end], sentence
+
+
+def _lead_names(texts: Sequence[str], topic: str) -> set[str]:
+    """The words of the topic's full name as its page's lead gives it."""
+    for text in texts:
+        lead = _lead(text, topic)
+        if lead:
+            return content_words(lead[0])
+    return set()
 
 
 def life_dates(texts: Sequence[str], topic: str) -> tuple[str, str | None, str] | None:
@@ -77,8 +97,8 @@ def life_dates(texts: Sequence[str], topic: str) -> tuple[str, str | None, str] 
     gives them: the first parenthesis of the page's lead, right after the name."""
     for text in texts:
         lead = _lead(text, topic)
-        match = _PARENTHESIS.search(lead or "")
-        if not match or len(lead[: match.start()].split()) > _NAME_WORDS:
+        match = _PARENTHESIS.search(lead[1] if lead else "")
+        if not match or len(lead[1][: match.start()].split()) > _NAME_WORDS:
             continue
         inside = match.group(1)
         if re.search(r"\bborn\b", inside) and len(YEAR.findall(inside)) == 1:
@@ -99,7 +119,7 @@ def life_date_verdict(fact: str, years: set[str], texts: Sequence[str], topic: s
     birth, death, parenthesis = life
     cue = BIRTH.search(fact) or DEATH.search(fact)
     if cue:
-        if not about_topic(fact[: cue.start()], topic):
+        if not about_topic(fact[: cue.start()], topic, texts):
             return None
         said = [birth] if BIRTH.search(fact) else []
         said += [death] if death and DEATH.search(fact) else []
@@ -152,10 +172,10 @@ def lead_nationalities(texts: Sequence[str], topic: str) -> set[str] | None:
     lowercased: those within a few words after its first "is" or "was"."""
     for text in texts:
         lead = _lead(text, topic)
-        verb = re.search(r"\b(?:is|was)\b", lead or "")
+        verb = re.search(r"\b(?:is|was)\b", lead[1][len(lead[0]) :]) if lead else None
         if not verb:
             continue
-        predicate = " ".join(lead[verb.end() :].split()[:_LEAD_WORDS])
+        predicate = " ".join(lead[1][len(lead[0]) + verb.end() :].split()[:_LEAD_WORDS])
         found = {d.lower() for d in re.findall(rf"(?<!\w)(?:{_DEMONYM})(?!\w)", predicate)}
         if found:
             return found
@@ -169,7 +189,7 @@ def nationality_verdict(fact: str, texts: Sequence[str], topic: str) -> str | No
     if _ANCESTRY.search(fact):
         return None
     said = re.search(rf"\b(?:is|was)\s+(?:an?\s+)?(?:former\s+)?({_DEMONYM})(?!\w)", fact)
-    if not said or not about_topic(fact[: said.start()], topic):
+    if not said or not about_topic(fact[: said.start()], topic, texts):
         return None
     lead = lead_nationalities(texts, topic)
     if not lead:
