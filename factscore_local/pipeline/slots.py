@@ -162,8 +162,8 @@ def slot_conflicts(
 ) -> dict[str, str]:
     """Each slot type of the fact and how it fares: ``"conflict"`` (a value the passages do
     not state while they state others of its type, or state only in sentences unlike the
-    fact's while the sentences most like it state another, or against the role the page
-    gives it: ``slot_roles.py``), ``"confirmed"`` or
+    fact's while the sentences most like it state another), ``CONTRADICTED`` (against the
+    role the page gives values of its type: ``slot_roles.py``), ``"confirmed"`` or
     ``"unknown"``. An approximate number ("over 60 films") is confirmed by a value within a
     quarter of it. ``topic``: its name's words are not context (every sentence has them)."""
     read = passages if isinstance(passages, PassageSlots) else read_passages(passages)
