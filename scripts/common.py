@@ -199,14 +199,17 @@ def machine() -> dict:
 
 
 def git_commit() -> str:
-    """The checkout's commit (with ``+dirty`` when files differ from it); "" without git."""
+    """The checkout's commit (with ``+dirty`` when files differ from it); "" without git.
+    Results and docs pages do not count: a benchmark that writes several results files
+    leaves the tree as clean, for the next one, as the code it ran."""
 
     def git(*args: str) -> str:
         done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
         return done.stdout.strip() if done.returncode == 0 else ""
 
     commit = git("rev-parse", "--short=12", "HEAD")
-    dirty = git("status", "--porcelain", "--untracked-files=no")
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                ":(exclude)scripts/results", ":(exclude)docs", ":(exclude)README.md")  # fmt: skip
     return commit + ("+dirty" if commit and dirty else "")
 
 
