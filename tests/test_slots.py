@@ -111,8 +111,8 @@ def test_the_roles_a_page_gives_its_years_and_nationality():
             "His sister Elisabeth Shue was born in 1963."]  # fmt: skip
     assert slot_signal("Andrew Eppley Shue was born in 1938.", shue, "Andrew Shue") == -3.0
     assert slot_signal("Elisabeth Shue was born in 1963.", shue, "Andrew Shue") == 1.0
-    taylor = ["Howard Taylor F. Howard Taylor (25 November 1862 – 15 August 1946), was a "
-              "British missionary. He studied medicine in 1888."]  # fmt: skip
+    taylor = ["Frederick Howard Taylor F. Howard Taylor (25 November 1862 – 15 August 1946), "
+              "was a British missionary. He studied medicine in 1888."]  # fmt: skip
     assert slot_signal("He died in 1946.", taylor, "Frederick Howard Taylor") == 1.0
     assert slot_signal("He died in 1888.", taylor, "Frederick Howard Taylor") == -3.0
     lead = ["Teresa Palmer (born 26 February 1986) is an Australian actress. "

@@ -29,8 +29,7 @@ from factscore_local.pipeline.lexical import content_words
 # ends a clause ("In 1990, he ..."), it does not continue the number.
 YEAR = re.compile(r"(?<![\d.,])(?:1[0-9]{3}|20[0-2][0-9])(?!\d|[.,]\d)")
 _PARENTHESIS = re.compile(r"\(([^()]{0,80})\)")
-_OPENING_WORDS = 6  # a lead names the topic within its first words ...
-_NAME_WORDS = 12  # ... and gives the life dates after the title and the full name
+_NAME_WORDS = 12  # a lead gives the life dates after the title and the full name
 # The topic's birth, not a title ("Born on the Fourth of July") or a child ("gave birth").
 BIRTH = re.compile(r"\bborn\b|(?<!gave )\bbirth\b(?! to)")
 DEATH = re.compile(
@@ -42,7 +41,8 @@ _KIN = re.compile(
     r"child|children|spouse|partner|grand\w+|uncle|aunt|cousin|niece|nephew)\b",
     re.IGNORECASE,
 )
-_PRONOUNS = {"he", "she", "his", "her", "they", "their", "the", "in", "on", "at"}
+# Capitalised words at the start of a fact that name no one.
+_NOT_NAMES = {"he", "she", "his", "her", "they", "their", "the", "in", "on", "at"}
 _QUOTED = re.compile(r'"([^"]{2,80})"')
 _YEAR_AFTER = re.compile(r"\s*\(([^()]{0,25})\)")  # "Title" (2003) or (2006–2007)
 _YEAR_BEFORE = re.compile(rf"({YEAR.pattern})(?:'s|\s*[-–])\s*$")  # 2002's "Title", 2002 - "Title"
@@ -62,15 +62,16 @@ def about_topic(head: str, topic: str, texts: Sequence[str] = ()) -> bool:
     if _KIN.search(head):
         return False
     names = {w.lower() for w in re.findall(r"\b[A-Z][\w'-]+", head)}
-    return names <= content_words(topic) | _lead_names(texts, topic) | _PRONOUNS
+    return names <= content_words(topic) | _lead_names(texts, topic) | _NOT_NAMES
 
 
 def _lead(text: str, topic: str) -> tuple[str, str] | None:
-    """The name and the first sentence of a passage that opens the topic's page (its first
-    words name the topic), else None. A parenthesis right after the name (life dates)
-    belongs to the sentence, whatever full stops its initials have ("F. Howard Taylor")."""
-    opening = " ".join(text.split()[:_OPENING_WORDS])
-    if not content_words(topic) & content_words(opening):
+    """The name and the first sentence of a passage that opens the topic's page (it starts
+    with the topic's name, its disambiguation aside), else None. A parenthesis right after
+    the name (life dates) belongs to the sentence, whatever full stops its initials have
+    ("F. Howard Taylor")."""
+    name = re.sub(r"\s*\(.*\)$", "", topic).strip().lower()
+    if not name or not text.lower().startswith(name):
         return None
     after_name = 0
     parenthesis = _PARENTHESIS.search(text)
