@@ -33,6 +33,7 @@ from factscore_local.pipeline.slot_roles import (
     YEAR,
     life_date_verdict,
     nationality_verdict,
+    page_roles,
     work_year_verdict,
 )
 
@@ -193,10 +194,10 @@ def _role_verdict(fact: str, kind: str, values: set[str], texts, topic: str) -> 
     ``CONTRADICTED`` (by any role), "confirmed", or None where they show none
     (``slot_roles.py``)."""
     if kind == "year":
-        verdicts = (life_date_verdict(fact, values, texts, topic),
-                    work_year_verdict(fact, values, texts, topic))  # fmt: skip
+        roles = page_roles(texts, topic)
+        verdicts = (life_date_verdict(fact, values, roles), work_year_verdict(fact, values, roles))
     elif kind == "nationality":
-        verdicts = (nationality_verdict(fact, texts, topic),)
+        verdicts = (nationality_verdict(fact, page_roles(texts, topic)),)
     else:
         return None
     if "conflict" in verdicts:

@@ -42,6 +42,13 @@ SIGNALS = ("margin", "np", "coverage", "slots", "draw")
 THRESHOLD_SIGNAL = {"margin": "margin", "np": "np"}  # threshold name -> the signal it cuts
 FITTED = "weights"  # a rule's fitted weights, calibrated as a whole (not a cut of a signal)
 MARGIN_CONTEXTS = ("retrieved", "none")
+
+
+def _conflict_of(*codes: float) -> Callable[[Mapping[str, np.ndarray]], np.ndarray]:
+    """A feature: 1 where the slots signal is one of these conflict codes."""
+    return lambda s: np.isin(np.asarray(s["slots"]), codes).astype(float)
+
+
 # What a fitted rule can weigh: name -> its value from the signal arrays.
 FEATURES: dict[str, Callable[[Mapping[str, np.ndarray]], np.ndarray]] = {
     "margin": lambda s: s["margin"],
@@ -50,13 +57,11 @@ FEATURES: dict[str, Callable[[Mapping[str, np.ndarray]], np.ndarray]] = {
     "coverage": lambda s: s["coverage"],
     "slot conflict": lambda s: (np.asarray(s["slots"]) < 0).astype(float),
     "slot confirmed": lambda s: (np.asarray(s["slots"]) > 0).astype(float),
-    "number conflict": lambda s: (np.asarray(s["slots"]) == NUMBER_CONFLICT).astype(float),
-    "number or year conflict": lambda s: np.isin(
-        np.asarray(s["slots"]), (NUMBER_CONFLICT, YEAR_CONFLICT)
-    ).astype(float),
-    "number, year or nationality conflict": lambda s: np.isin(
-        np.asarray(s["slots"]), (NUMBER_CONFLICT, YEAR_CONFLICT, NATIONALITY_CONFLICT)
-    ).astype(float),
+    "number conflict": _conflict_of(NUMBER_CONFLICT),
+    "number or year conflict": _conflict_of(NUMBER_CONFLICT, YEAR_CONFLICT),
+    "number, year or nationality conflict": _conflict_of(
+        NUMBER_CONFLICT, YEAR_CONFLICT, NATIONALITY_CONFLICT
+    ),
 }
 RULE_FEATURES = ("margin", "np", "margin*np")  # retrieve-lm+np-fitted's
 

@@ -33,6 +33,9 @@ from scripts.tables.runner import (
     log,
 )
 
+# The fitted rules over the coverage, measured per topic half too, in the tables' order.
+FITTED_RULES = (COVERAGE_RULE, SLOTS_RULE, NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE, SLOT_VETO_RULE)
+
 
 def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list[BioRow]:
     """Tables 3 and 9 for every verifier; returns the rows of the main run."""
@@ -57,7 +60,6 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
         apply_thresholds(main_rows, "retrieve-lm", Thresholds(0.0, 0.0), 0)
     )
     # The retrieved-evidence verifiers are also split by page length.
-    HALVES = (COVERAGE_RULE, SLOTS_RULE, NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE, SLOT_VETO_RULE)
     report["verifiers"] = {
         name: default_and_crossfit(
             results,
@@ -68,7 +70,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             args.np_model,
             run.page_size if name.startswith("retrieve-lm") else None,
             run.rows_dir,
-            halves=name in HALVES,
+            halves=name in FITTED_RULES,
         )
         for name, rows in (
             *([] if nc is None else [("no-context-lm", nc)]),
@@ -76,11 +78,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             ("retrieve-lm", main_rows),
             ("retrieve-lm+np", main_rows),
             ("retrieve-lm+np-fitted", main_rows),
-            (COVERAGE_RULE, main_rows),
-            (SLOTS_RULE, main_rows),
-            (NUMBER_VETO_RULE, main_rows),
-            (NUMBER_YEAR_VETO_RULE, main_rows),
-            (SLOT_VETO_RULE, main_rows),
+            *((rule, main_rows) for rule in FITTED_RULES),
         )
     }
     report["auc_coverage"] = auc(main_rows, "coverage")
@@ -90,11 +88,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             "retrieve-lm",
             "retrieve-lm+np",
             "retrieve-lm+np-fitted",
-            COVERAGE_RULE,
-            SLOTS_RULE,
-            NUMBER_VETO_RULE,
-            NUMBER_YEAR_VETO_RULE,
-            SLOT_VETO_RULE,
+            *FITTED_RULES,
         )
     }
     print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "
