@@ -46,6 +46,7 @@ class FactResult:
     np: float | None = None
     coverage: float | None = None  # share of its content words found in its top-k passages
     slots: float | None = None  # its slots in its top-k passages: -1 conflict, 1 confirmed
+    rivals: float | None = None  # how far its best rival's margin exceeds its own (rivals.py)
     draw: float | None = None
     block: tuple | None = None  # shared evidence: the passage ids of the block it was judged on
 
@@ -58,6 +59,7 @@ class FactResult:
                 ("np", self.np),
                 ("coverage", self.coverage),
                 ("slots", self.slots),
+                ("rivals", self.rivals),
                 ("draw", self.draw),
             )
             if value is not None
@@ -90,6 +92,7 @@ class FactResult:
             np=obj.get("np"),
             coverage=obj.get("coverage"),
             slots=obj.get("slots"),
+            rivals=obj.get("rivals"),
             draw=obj.get("draw"),
             block=None if obj.get("block") is None else tuple(obj["block"]),
         )

@@ -9,6 +9,9 @@
 - ``coverage``: the share of the fact's content words found in its own top-k passages
   (``lexical.py``; no model);
 - ``slots``: the slot check of the fact against the same passages (``slots.py``; no model);
+- ``rivals``: how far the margin of the fact's best rival exceeds its own (``rivals.py``):
+  the rivals are judged as facts of their own, in the same call (their prompts share the
+  page's evidence prefix, so each costs its statement's tokens);
 - ``draw``: a uniform number seeded by (seed, topic, fact), so a random decision does not
   depend on the order of facts.
 """
@@ -26,6 +29,7 @@ from factscore_local.pipeline.evidence import cheaper_per_page, page_blocks, sha
 from factscore_local.pipeline.lexical import coverage as lexical_coverage
 from factscore_local.pipeline.lexical import words_of
 from factscore_local.pipeline.records import Evidence
+from factscore_local.pipeline.rivals import rival_facts, rival_lead
 from factscore_local.pipeline.slots import PassageSlots, read_passages, slot_signal
 from factscore_local.pipeline.verifiers import Verifier
 from factscore_local.pipeline.verify_prompt import (
@@ -73,9 +77,18 @@ def compute_signals(
         values["margin"] = no_context_margins(queries, parts, config)
     lexical = verifier.uses_coverage or verifier.uses_slots
     if retrieved_margin or joint_np or lexical:
+        rivals, owners = rival_queries(queries, parts, config) if verifier.uses_rivals else ([], [])
         margins, statement_p, own_passages, evidence, blocks = retrieved_margins(
-            queries, parts, config, lexical, retrieved_margin, joint_np
+            queries + rivals, parts, config, lexical, retrieved_margin, joint_np
         )
+        n = len(queries)
+        if verifier.uses_rivals:
+            values["rivals"] = np.asarray(rival_lead(margins[:n], margins[n:], owners))
+        # The rivals' own margins, evidence and lexical signals are not the facts'.
+        margins, statement_p, evidence, blocks = (
+            x[:n] for x in (margins, statement_p, evidence, blocks)
+        )
+        own_passages = OwnPassages(*(x[:n] for x in own_passages))
         if retrieved_margin:
             values["margin"] = margins
         if joint_np:
@@ -91,6 +104,24 @@ def compute_signals(
             [random.Random(key_of(config.seed, q.topic, q.atom)).random() for q in queries]
         )
     return Signals(values, evidence, blocks)
+
+
+RIVAL_TIER = 2  # rivals join their facts' blocks, but never grow them (see shared_blocks)
+
+
+def rival_queries(
+    queries: list[FactQuery], parts: Components, config: EvalConfig
+) -> tuple[list[FactQuery], list[int]]:
+    """The rivals of each fact as queries of their own (``rivals.py``), from the sentences
+    of its own top-k passages, and the index of the fact each one is a rival of."""
+    hits = _own_passages(queries, parts, config.k, config.retrieval)
+    out, owners = [], []
+    for i, (q, fact_hits) in enumerate(zip(queries, hits, strict=True)):
+        passages = [h.passage.clean_text for h in fact_hits]
+        for rival in rival_facts(q.atom, q.topic, passages) if q.topic else ():
+            out.append(q._replace(atom=rival.fact, tier=RIVAL_TIER))
+            owners.append(i)
+    return out, owners
 
 
 def _judged(

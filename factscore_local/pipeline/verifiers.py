@@ -10,6 +10,8 @@ A verifier reads *signals*, values the estimator computes and records for every 
   occupations (1), give other values of their type (-1, a conflict; -2 when the conflict
   is a number, -3 a year, -4 a nationality the fact gives the topic against its lead
   sentence) or neither (0);
+- ``rivals``: how far the margin of the fact's best rival (the fact with a place, person
+  or work swapped for another its closest sentences name; ``rivals.py``) exceeds its own;
 - ``draw``: a uniform number seeded by (seed, topic, fact), for the random baseline.
 
 Its rule turns signal arrays and thresholds into decisions, vectorised, so the same rule
@@ -38,7 +40,7 @@ import numpy as np
 
 from factscore_local.pipeline.slots import NATIONALITY_CONFLICT, NUMBER_CONFLICT, YEAR_CONFLICT
 
-SIGNALS = ("margin", "np", "coverage", "slots", "draw")
+SIGNALS = ("margin", "np", "coverage", "slots", "rivals", "draw")
 THRESHOLD_SIGNAL = {"margin": "margin", "np": "np"}  # threshold name -> the signal it cuts
 FITTED = "weights"  # a rule's fitted weights, calibrated as a whole (not a cut of a signal)
 MARGIN_CONTEXTS = ("retrieved", "none")
@@ -57,6 +59,7 @@ FEATURES: dict[str, Callable[[Mapping[str, np.ndarray]], np.ndarray]] = {
     "coverage": lambda s: s["coverage"],
     "slot conflict": lambda s: (np.asarray(s["slots"]) < 0).astype(float),
     "slot confirmed": lambda s: (np.asarray(s["slots"]) > 0).astype(float),
+    "rival lead": lambda s: s["rivals"],
     "number conflict": _conflict_of(NUMBER_CONFLICT),
     "number or year conflict": _conflict_of(NUMBER_CONFLICT, YEAR_CONFLICT),
     "number, year or nationality conflict": _conflict_of(
@@ -143,6 +146,10 @@ class Verifier:
     @property
     def uses_slots(self) -> bool:
         return "slots" in self.signals
+
+    @property
+    def uses_rivals(self) -> bool:
+        return "rivals" in self.signals
 
     @property
     def needs_evidence(self) -> bool:
@@ -249,16 +256,24 @@ register(
 SLOTS_RULE_FEATURES = (*COVERAGE_RULE_FEATURES, "slot conflict", "slot confirmed")
 
 
-def _slots_rule(name: str, description: str, veto: str | None = None) -> Verifier:
-    """A logistic rule over SLOTS_RULE_FEATURES, with a veto feature or none."""
+RIVALS_RULE_FEATURES = (*SLOTS_RULE_FEATURES, "rival lead")
+
+
+def _slots_rule(
+    name: str, description: str, veto: str | None = None, rivals: bool = False
+) -> Verifier:
+    """A logistic rule over SLOTS_RULE_FEATURES (and the rival lead), with a veto feature
+    or none."""
+    features = RIVALS_RULE_FEATURES if rivals else SLOTS_RULE_FEATURES
+    signals = ("margin", "np", "coverage", "slots", *(("rivals",) if rivals else ()))
     return register(
         Verifier(
             name,
-            ("margin", "np", "coverage", "slots"),
-            fitted_rule(SLOTS_RULE_FEATURES, veto=veto),
+            signals,
+            fitted_rule(features, veto=veto),
             (FITTED,),
             description=description,
-            features=SLOTS_RULE_FEATURES,
+            features=features,
         )
     )
 
@@ -287,6 +302,13 @@ SLOT_VETO_RULE = _slots_rule(
     "the number-and-year-veto rule, and a fact that gives the topic a nationality its "
     "passages contradict is not supported either",
     veto="number, year or nationality conflict",
+).name
+RIVALS_RULE = _slots_rule(
+    "retrieve-lm+np+coverage+slots+rivals+number-year-veto-fitted",
+    "the number-and-year-veto rule, weighing also how far the LM prefers a rival of the "
+    "fact (a place, person or work swapped for another that its closest sentences name)",
+    veto="number or year conflict",
+    rivals=True,
 ).name
 register(Verifier("always-supported", (), lambda s, t: True, description="baseline"))
 register(Verifier("always-not-supported", (), lambda s, t: False, description="baseline"))
