@@ -42,7 +42,7 @@ from factscore_local.labels.counterfactual import (
 )
 from factscore_local.labels.validation import topic_half
 from factscore_local.pipeline.slots import slot_check
-from factscore_local.pipeline.verifiers import SIGNALS, Thresholds, get_verifier
+from factscore_local.pipeline.verifiers import RIVALS_RULE, SIGNALS, Thresholds, get_verifier
 from scripts.common import (
     BENCH_OUT,
     ROOT,
@@ -149,7 +149,7 @@ def make_pairs(args, watch):
     return topics, pairs, ks
 
 
-SLOTS_RULE = "retrieve-lm+np+coverage+slots-fitted"  # reads every signal the rules below do
+SIGNALS_RULE = RIVALS_RULE  # reads every signal the rules below do
 
 
 def shipped_rules(lm: str | None) -> dict[str, tuple[str, Thresholds]]:
@@ -177,8 +177,8 @@ def verify(args, queries: list[tuple[str, str, str]], index: Path):
         "prefix_states": args.prefix_states,
     }
     default = build_config(settings).verifier  # the model's default verifier
-    estimator = Estimator(build_config({**settings, "verifier": SLOTS_RULE}))
-    log(TAG, f"signals of {SLOTS_RULE}: {len(queries)} facts")
+    estimator = Estimator(build_config({**settings, "verifier": SIGNALS_RULE}))
+    log(TAG, f"signals of {SIGNALS_RULE}: {len(queries)} facts")
     return default, estimator.verify(queries)
 
 
@@ -231,7 +231,7 @@ def planted(args, rules: dict) -> dict:
     from factscore_local.api import load_config
     from factscore_local.pipeline.estimator import Estimator
 
-    config = load_config(args.demo_index, cache=args.cache, lm=args.lm, verifier=SLOTS_RULE)
+    config = load_config(args.demo_index, cache=args.cache, lm=args.lm, verifier=SIGNALS_RULE)
     results = Estimator(config).verify([(t, t, fact) for t, fact in PLANTED])
     accepted = {name: decided(results, v, t) for name, (v, t) in rules.items()}
     return {t: {"statement": fact, "margin": r.margin, "slots": r.slots,

@@ -15,6 +15,7 @@ from factscore_local.pipeline.records import BioRow
 from factscore_local.pipeline.verifiers import (
     NUMBER_VETO_RULE,
     NUMBER_YEAR_VETO_RULE,
+    RIVALS_RULE,
     SLOT_VETO_RULE,
     Thresholds,
 )
@@ -34,7 +35,14 @@ from scripts.tables.runner import (
 )
 
 # The fitted rules over the coverage, measured per topic half too, in the tables' order.
-FITTED_RULES = (COVERAGE_RULE, SLOTS_RULE, NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE, SLOT_VETO_RULE)
+FITTED_RULES = (
+    COVERAGE_RULE,
+    SLOTS_RULE,
+    NUMBER_VETO_RULE,
+    NUMBER_YEAR_VETO_RULE,
+    SLOT_VETO_RULE,
+    RIVALS_RULE,
+)
 
 
 def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list[BioRow]:
@@ -45,9 +53,9 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
     report["baselines"] = {name: f for name, _, f in results}
     # One run records the margin and NP of every fact: retrieve-lm, np and the ensemble
     # are its decisions under different thresholds.
-    # (Run as the slots rule, unfitted: the ensemble's decisions, and every fact's
-    # lexical coverage and slot check recorded with its margin and NP.)
-    main_rows = run.rows("retrieve-lm+np", bios, verifier=SLOTS_RULE,
+    # (Run as the rivals rule, unfitted: the ensemble's decisions, and every fact's
+    # lexical coverage, slot check and rival lead recorded with its margin and NP.)
+    main_rows = run.rows("retrieve-lm+np", bios, verifier=RIVALS_RULE,
                          np_model=args.np_model)  # fmt: skip
     # The no-context LM is a pass of its own (~0.3 s a fact): "--skip no-context" leaves it out.
     nc = None if "no-context" in args.skip else run.rows("no-context-lm", bios,
