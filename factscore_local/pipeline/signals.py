@@ -113,7 +113,8 @@ def rival_queries(
     queries: list[FactQuery], parts: Components, config: EvalConfig
 ) -> tuple[list[FactQuery], list[int]]:
     """The rivals of each fact as queries of their own (``rivals.py``), from the sentences
-    of its own top-k passages, and the index of the fact each one is a rival of."""
+    of its own top-k passages, and the index of the fact each one is a rival of. A rival
+    keeps its fact's group and sentence, so it is asked in the fact's own context."""
     hits = _own_passages(queries, parts, config.k, config.retrieval)
     out, owners = [], []
     for i, (q, fact_hits) in enumerate(zip(queries, hits, strict=True)):
