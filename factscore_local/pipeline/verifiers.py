@@ -28,7 +28,9 @@ applied from its settings file; without fitted weights it decides as the paper's
 its passages contradict, and ``retrieve-lm+np+coverage+slots+number-year-veto-fitted`` one
 whose number or year they contradict (the embedded 1.5B model's default; shipped weights
 in ``data/model-defaults.json``); ``retrieve-lm+np+coverage+slots+slot-veto-fitted`` vetoes
-a nationality that contradicts the topic's lead sentence too.
+a nationality that contradicts the topic's lead sentence too, and
+``retrieve-lm+np+coverage+slots+rivals+number-year-veto-fitted`` weighs the rival lead
+beside the default's features (opt-in: each rival costs a tail).
 """
 
 from __future__ import annotations
