@@ -77,9 +77,11 @@ def compute_signals(
         values["margin"] = no_context_margins(queries, parts, config)
     lexical = verifier.uses_coverage or verifier.uses_slots
     if retrieved_margin or joint_np or lexical:
-        rivals, owners = rival_queries(queries, parts, config) if verifier.uses_rivals else ([], [])
+        hits = _own_passages(queries, parts, config.k, config.retrieval)
+        rivals, owners = rival_queries(queries, hits) if verifier.uses_rivals else ([], [])
+        hits += _own_passages(rivals, parts, config.k, config.retrieval)
         margins, statement_p, own_passages, evidence, blocks = retrieved_margins(
-            queries + rivals, parts, config, lexical, retrieved_margin, joint_np
+            queries + rivals, parts, config, lexical, retrieved_margin, joint_np, hits
         )
         n = len(queries)
         if verifier.uses_rivals:
@@ -109,13 +111,10 @@ def compute_signals(
 RIVAL_TIER = 2  # rivals join their facts' blocks, but never grow them (see shared_blocks)
 
 
-def rival_queries(
-    queries: list[FactQuery], parts: Components, config: EvalConfig
-) -> tuple[list[FactQuery], list[int]]:
+def rival_queries(queries: list[FactQuery], hits: list) -> tuple[list[FactQuery], list[int]]:
     """The rivals of each fact as queries of their own (``rivals.py``), from the sentences
-    of its own top-k passages, and the index of the fact each one is a rival of. A rival
-    keeps its fact's group and sentence, so it is asked in the fact's own context."""
-    hits = _own_passages(queries, parts, config.k, config.retrieval)
+    of its own top-k passages (``hits``), and the index of the fact each one is a rival of.
+    A rival keeps its fact's group and sentence, so it is asked in the fact's own context."""
     out, owners = [], []
     for i, (q, fact_hits) in enumerate(zip(queries, hits, strict=True)):
         passages = [h.passage.clean_text for h in fact_hits]
@@ -223,6 +222,7 @@ def retrieved_margins(
     lexical: bool = False,
     margin: bool = True,
     joint_np: bool = True,
+    hits: list | None = None,
 ) -> tuple[
     np.ndarray, np.ndarray, OwnPassages, list[tuple[Evidence, ...] | None], list[tuple | None]
 ]:
@@ -234,7 +234,8 @@ def retrieved_margins(
     sentence a statement's tokens are near certain. An array not asked for is NaN."""
     lm = parts.lm.get()
     question, demos = config.verify_question, config.verify_demos
-    hits = _own_passages(queries, parts, config.k, config.retrieval)
+    if hits is None:  # each fact's own top-k, unless the caller retrieved them already
+        hits = _own_passages(queries, parts, config.k, config.retrieval)
     token_len = passage_token_counter(lm.lm.tokenize)
     blocks = _judged_on(queries, hits, parts, config, token_len)
     texts, with_sentence, evidence, coverage, slots = [], [], [], [], []
