@@ -59,8 +59,10 @@ from scripts.common import (
     seed_cache,
     write_results,
 )
+from scripts.counterfactual_cuts import cuts, scores
 
 TAG = "counterfactual"
+BASELINE_RULE = "retrieve-lm+np+coverage-fitted"  # the default before the slot check
 PLANTED = (  # the demo bios' false statements, as facts of their topics
     ("Albert Einstein", "Albert Einstein was born in 1885."),
     ("Abraham Lincoln", "Abraham Lincoln worked as a lawyer in Ohio."),
@@ -182,11 +184,31 @@ def verify(args, queries: list[tuple[str, str, str]], index: Path):
     return default, estimator.verify(queries)
 
 
+def signal_arrays(results) -> dict[str, np.ndarray]:
+    """The facts' recorded signals, one array per signal (0 where one was not recorded)."""
+    return {name: np.asarray([r.signals().get(name, 0.0) for r in results], float)
+            for name in SIGNALS}  # fmt: skip
+
+
 def decided(results, verifier: str, thresholds: Thresholds) -> np.ndarray:
     """The rule's decisions from the facts' recorded signals."""
-    signals = {name: np.asarray([r.signals().get(name, 0.0) for r in results], float)
-               for name in SIGNALS}  # fmt: skip
-    return get_verifier(verifier).decide(signals, thresholds, len(results))
+    return get_verifier(verifier).decide(signal_arrays(results), thresholds, len(results))
+
+
+def cut_sweeps(pairs, originals, changed, rules, per_rule: dict, default: str):
+    """For the default and the rivals rule: the pairs under other cuts of the rule's score
+    (``scripts.counterfactual_cuts``), the allowance measured from the originals that
+    ``BASELINE_RULE`` accepts; and each rule's cut within that allowance."""
+    baseline = per_rule[BASELINE_RULE]["all"]["originals_accepted"]
+    sweeps, allowance = {}, {}
+    for name in dict.fromkeys((default, RIVALS_RULE)):
+        verifier, thresholds = rules[name]
+        pair_scores = (scores(signal_arrays(facts), verifier, thresholds)
+                       for facts in (originals, changed))  # fmt: skip
+        sweep = cuts([p.kind for p in pairs], *pair_scores, baseline, order=KINDS)
+        allowance[name] = {**sweep.pop("allowance"), "baseline_accepted": baseline}
+        sweeps[name] = sweep
+    return sweeps, allowance
 
 
 def figures(pairs, originals, counterfactuals, checks, rules) -> dict:
@@ -251,6 +273,24 @@ def layout(report: dict, default: str) -> list[dict]:
         shown = columns if name != "slot-check" else columns[:3]
         tables.append({"title": title, "prefix": f"verifiers/{name}", "rows_head": "kind",
                        "columns": shown, "digits": 1})  # fmt: skip
+    sweep = [{"head": "pairs", "cell": "{pairs}"},
+             {"head": "score ordered (%)", "cell": "{score_ordered}"},
+             {"head": "rejected within the allowance (%)", "cell": "{recall_in_allowance}"},
+             {"head": "cut for 90% rejected", "cell": "{cut_for_90}", "digits": 2},
+             {"head": "originals accepted at that cut (%)",
+              "cell": "{originals_at_90}"}]  # fmt: skip
+    for name in report.get("cuts", {}):
+        tables.append({"title": f"{name}: its score at other cuts", "prefix": f"cuts/{name}",
+                       "rows_head": "kind", "columns": sweep, "digits": 1})  # fmt: skip
+    if "allowance" in report:
+        tables.append({"title": "The allowance: the highest cut that keeps the originals "
+                                f"within 2 points of {BASELINE_RULE}'s",
+                       "prefix": "allowance", "rows_head": "rule",
+                       "columns": [{"head": "cut", "cell": "{cut}", "digits": 2},
+                                   {"head": "originals accepted (%)",
+                                    "cell": "{originals_accepted}"},
+                                   {"head": f"{BASELINE_RULE} (%)",
+                                    "cell": "{baseline_accepted}"}]})  # fmt: skip
     if "planted" in report:
         rules = [k for k in next(iter(report["planted"].values())) if k.startswith("accepted")]
         planted = [{"head": "margin", "cell": "{margin}", "digits": 2},
@@ -303,6 +343,9 @@ def main(argv: list[str] | None = None) -> None:
                   for p, o, c in zip(pairs, originals, changed, strict=True)]  # fmt: skip
     rules = shipped_rules(args.lm)
     report = {"verifiers": figures(pairs, originals, changed, checks, rules)}
+    report["cuts"], report["allowance"] = cut_sweeps(
+        pairs, originals, changed, rules, report["verifiers"], verifier
+    )
     # The steps' seconds go into the record's timings, not its figures: a replay's
     # timing differs, and the checker compares figures exactly.
     report["model_results_computed"] = {"originals": computed_originals,

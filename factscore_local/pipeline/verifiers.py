@@ -109,6 +109,7 @@ def fitted_rule(features: tuple[str, ...], veto: str | None = None) -> Rule:
             decided = decided & (np.asarray(FEATURES[veto](s)) < 1)
         return decided
 
+    rule.veto = veto  # type: ignore[attr-defined]  # read by analyses that move the cut
     return rule
 
 
