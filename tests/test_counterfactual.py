@@ -141,3 +141,28 @@ def test_stated_values_read_a_page():
     )
     assert stated_replacement("year", "1992", values, "He won in 1992.", set(), rng) == "1995"
     assert stated_replacement("work", "Open", values, fact, set(), rng) is None  # none there
+
+
+def test_stated_names_are_whole_names_the_page_tags_alike():
+    """A name is swapped only for one of its kind that the page tags as such, a title only
+    for another quoted title, and a place not for the one it is written beside."""
+    import random
+
+    from factscore_local.labels.stated import stated_replacement, stated_values
+    from factscore_local.pipeline.decompose import load_spacy
+
+    page = ('Kyra Sedgwick was born in Manhattan, New York. She starred in "Singles" and '
+            '"Phenomenon" with John Travolta, and married Kevin Bacon in Chicago.')  # fmt: skip
+    values = stated_values(page, load_spacy()(page))
+    assert values.works == ["Phenomenon", "Singles"]  # quoted titles
+    rng = random.Random(0)
+    swap = stated_replacement  # (kind, old, values, fact, topic tokens, rng)
+    assert swap("work", "Singles", values, "She starred in Singles.", set(), rng) == "Phenomenon"
+    assert swap("person", "Kevin Bacon", values, "She married Kevin Bacon.", {"sedgwick"},
+                rng) == "John Travolta"  # fmt: skip
+    # A piece of a longer name is no slot; nor is a place swapped for the one beside it.
+    assert swap("person", "Kevin Bacon", values, "She met Kevin Bacon Jr.", set(), rng) is None
+    assert "New York" in values.places
+    fact = "She was born in Manhattan."
+    picks = {swap("place", "Manhattan", values, fact, set(), random.Random(i)) for i in range(9)}
+    assert picks == {"Chicago"}

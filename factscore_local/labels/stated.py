@@ -9,6 +9,13 @@ Canadian Open". :func:`stated_values` gathers such values from a page and
 not anywhere in the fact). Such a value may, now and then, be true of the fact as well; a
 hand check of a sample says how often. Occupations are left out: another job the page
 names is most often the person's as well (an actress "and singer").
+
+Names are where spaCy's tags slip most (a film tagged as a person, a club as a place), so
+a place, person or work is swapped only where it stands alone in the fact (no capitalised
+word right before or after it: not a piece of a longer name or title), and the page tags
+both the slot's value and its replacement with the slot's label and never another; a
+work's two titles must both stand in quotes on the page; and a place is not swapped for
+one the page writes next to it ("Vancouver, British Columbia": the one is in the other).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from factscore_local.labels.replacements import (
     _clean_entity,
     occurs,
 )
+from factscore_local.pipeline.rivals import is_country
 from factscore_local.pipeline.slots import slots
 
 
@@ -40,6 +48,12 @@ class PageValues:
     places: list[str] = field(default_factory=list)
     people: list[str] = field(default_factory=list)
     works: list[str] = field(default_factory=list)
+    labels: dict[str, set[str]] = field(default_factory=dict)  # each name's NER labels
+    text: str = ""  # the page
+
+
+# The label a name must carry on the page, alone, to be swapped, by kind.
+NAME_LABELS = {"place": "GPE", "person": "PERSON", "work": "WORK_OF_ART"}
 
 
 def _names(doc: Any, label: str, min_words: int = 1) -> list[str]:
@@ -47,6 +61,37 @@ def _names(doc: Any, label: str, min_words: int = 1) -> list[str]:
     return sorted(v for v in values if len(v.split()) >= min_words and len(v) <= 40
                   and all(w[:1].isupper() for w in v.split())
                   and not any(c.isdigit() for c in v))  # fmt: skip
+
+
+def _labels(doc: Any) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for ent in doc.ents:
+        out.setdefault(_clean_entity(ent.text), set()).add(ent.label_)
+    return out
+
+
+def _quoted(title: str, page: str) -> bool:
+    return re.search(rf"[\"“]{re.escape(title)}[\"”]", page) is not None
+
+
+def _whole_name(value: str, fact: str) -> bool:
+    """Whether ``value`` stands in the fact with no capitalised word right before it (but
+    the fact's first) or right after it."""
+    for found in re.finditer(re.escape(value), fact):
+        before = fact[: found.start()].split()
+        after = fact[found.end() :].split()
+        if len(before) > 1 and before[-1][:1].isupper():
+            continue
+        if after and after[0][:1].isupper():
+            continue
+        return True
+    return False
+
+
+def _beside(a: str, b: str, page: str) -> bool:
+    """Whether the page writes one place right after the other, with a comma between."""
+    return any(re.search(rf"\b{re.escape(x)},\s*(the\s+)?{re.escape(y)}\b", page)
+               for x, y in ((a, b), (b, a)))  # fmt: skip
 
 
 def stated_values(page: str, doc: Any, known_places: Collection[str] | None = None) -> PageValues:
@@ -68,12 +113,18 @@ def stated_values(page: str, doc: Any, known_places: Collection[str] | None = No
         years=sorted(found["year"]),
         numbers=numbers,
         nationalities=demonyms,
-        countries=[p for p in gpe if p in COUNTRIES],
+        countries=[p for p in gpe if is_country(p)],
         places=[
-            p for p in gpe if p not in country_like and (known_places is None or p in known_places)
+            p
+            for p in gpe
+            if p not in country_like
+            and not is_country(p)
+            and (known_places is None or p in known_places)
         ],  # fmt: skip
         people=_names(doc, "PERSON", 2),
-        works=_names(doc, "WORK_OF_ART"),
+        works=[w for w in _names(doc, "WORK_OF_ART") if _quoted(w, page)],
+        labels=_labels(doc),
+        text=page,
     )
 
 
@@ -100,8 +151,14 @@ def stated_replacement(
     kind: str, old: str, values: PageValues, fact: str, topic_tokens: set[str], rng: random.Random
 ) -> str | None:
     """A value of ``kind`` the page states, for the slot holding ``old``: not ``old``, not
-    anywhere in the fact (nor, for a person, sharing a word with the topic's name); None
-    when the page states no such value."""
+    anywhere in the fact (nor, for a person, sharing a word with the topic's name; for a
+    name, tagged on the page with another label than the slot's; see the module's
+    docstring); None when the page states no such value."""
+    label = NAME_LABELS.get(kind)
+    if label and (values.labels.get(old) != {label} or not _whole_name(old, fact)):
+        return None  # a piece of a longer name, or not tagged as the slot's kind
+    if kind == "work" and not _quoted(old, values.text):
+        return None
     if kind == "year":
         options = list(values.years)
     elif kind == "number":
@@ -111,7 +168,8 @@ def stated_replacement(
     elif kind == "occupation":
         return None  # another job the page names is mostly the person's too ("and singer")
     elif kind == "place":
-        options = list(values.countries if old in COUNTRIES else values.places)
+        options = [p for p in (values.countries if is_country(old) else values.places)
+                   if not _beside(old, p, values.text)]  # fmt: skip
     elif kind == "person":
         options = [p for p in values.people if not {w.lower() for w in p.split()} & topic_tokens
                    and not occurs(p.split()[-1], fact)]  # fmt: skip
@@ -121,5 +179,6 @@ def stated_replacement(
         raise ValueError(f"unknown counterfactual kind {kind!r}")
     options = [o for o in options
                if o.lower() != old.lower() and not occurs(o, fact)
-               and not re.search(re.escape(o), old, re.IGNORECASE)]  # fmt: skip
+               and not re.search(re.escape(o), old, re.IGNORECASE)
+               and (not label or values.labels.get(o) == {label})]  # fmt: skip
     return rng.choice(options) if options else None
