@@ -166,3 +166,6 @@ def test_stated_names_are_whole_names_the_page_tags_alike():
     fact = "She was born in Manhattan."
     picks = {swap("place", "Manhattan", values, fact, set(), random.Random(i)) for i in range(9)}
     assert picks == {"Chicago"}
+    from factscore_local.pipeline.rivals import country_key
+
+    assert country_key("the U.S.") == country_key("United States") != country_key("UK")

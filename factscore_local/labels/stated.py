@@ -15,7 +15,8 @@ a place, person or work is swapped only where it stands alone in the fact (no ca
 word right before or after it: not a piece of a longer name or title), and the page tags
 both the slot's value and its replacement with the slot's label and never another; a
 work's two titles must both stand in quotes on the page; and a place is not swapped for
-one the page writes next to it ("Vancouver, British Columbia": the one is in the other).
+one the page writes next to it ("Vancouver, British Columbia": the one is in the other),
+nor a country for itself under another name ("the US", "the U.S.").
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from factscore_local.labels.replacements import (
     _clean_entity,
     occurs,
 )
-from factscore_local.pipeline.rivals import is_country
+from factscore_local.pipeline.rivals import country_key, is_country
 from factscore_local.pipeline.slots import slots
 
 
@@ -169,7 +170,8 @@ def stated_replacement(
         return None  # another job the page names is mostly the person's too ("and singer")
     elif kind == "place":
         options = [p for p in (values.countries if is_country(old) else values.places)
-                   if not _beside(old, p, values.text)]  # fmt: skip
+                   if not _beside(old, p, values.text)
+                   and country_key(p) != country_key(old)]  # fmt: skip
     elif kind == "person":
         options = [p for p in values.people if not {w.lower() for w in p.split()} & topic_tokens
                    and not occurs(p.split()[-1], fact)]  # fmt: skip

@@ -43,8 +43,22 @@ _COUNTRY_NAMES = {c.lower() for c in COUNTRIES} | {
 }  # fmt: skip
 
 
+# Other names of a country, to its name in COUNTRIES.
+_SAME_COUNTRY = {
+    **dict.fromkeys(("us", "u.s", "usa", "u.s.a", "america"), "united states"),
+    **dict.fromkeys(("uk", "u.k", "britain", "great britain"), "united kingdom"),
+    "ussr": "soviet union",
+}
+
+
 def is_country(place: str) -> bool:
     return place.lower().removeprefix("the ").rstrip(".") in _COUNTRY_NAMES
+
+
+def country_key(place: str) -> str:
+    """One name per country ("the U.S." and "United States" give the same)."""
+    key = place.lower().removeprefix("the ").rstrip(".")
+    return _SAME_COUNTRY.get(key, key)
 
 
 @dataclass(frozen=True)
