@@ -24,20 +24,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from factscore_local.pipeline.verifiers import FEATURES, Thresholds, get_verifier, rule_score
+from factscore_local.pipeline.verifiers import FittedRule, Thresholds, get_verifier
 
 ALLOWANCE = 2.0  # points of the originals' acceptance the goal lets a rule give up
 GOAL = 90.0  # the contradiction recall (%) the goal asks of each kind
 
 
 def scores(signals: dict[str, np.ndarray], verifier: str, thresholds: Thresholds) -> np.ndarray:
-    """The rule's score per fact, -inf where its veto applies (decided: score > 0)."""
-    rule = get_verifier(verifier)
-    score = rule_score(signals, thresholds.weights, rule.features)
-    veto = getattr(rule.rule, "veto", None)
-    if veto is not None:
-        score = np.where(np.asarray(FEATURES[veto](signals)) >= 1, -np.inf, score)
-    return score
+    """The fitted rule's score per fact, -inf where its veto applies (decided: score > 0)."""
+    rule = get_verifier(verifier).rule
+    if not isinstance(rule, FittedRule):
+        raise ValueError(f"{verifier!r} is not a fitted rule: it has no score to cut")
+    return rule.score(signals, thresholds.weights)
 
 
 def _cut(value: float) -> float | None:

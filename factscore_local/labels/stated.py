@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from factscore_local.labels.replacements import (
-    COUNTRIES,
     NATIONALITIES,
     NUMBER_WORDS,
     _clean_entity,
@@ -109,7 +108,6 @@ def stated_values(page: str, doc: Any, known_places: Collection[str] | None = No
     numbers = sorted({int(float(n)) for n in found["number"] if float(n).is_integer()})
     demonyms = sorted(d for d in NATIONALITIES if occurs(d, page))
     gpe = _names(doc, "GPE")
-    country_like = set(COUNTRIES) | set(NATIONALITIES)
     return PageValues(
         years=sorted(found["year"]),
         numbers=numbers,
@@ -118,7 +116,7 @@ def stated_values(page: str, doc: Any, known_places: Collection[str] | None = No
         places=[
             p
             for p in gpe
-            if p not in country_like
+            if p not in NATIONALITIES
             and not is_country(p)
             and (known_places is None or p in known_places)
         ],  # fmt: skip

@@ -52,7 +52,7 @@ _SAME_COUNTRY = {
 
 
 def is_country(place: str) -> bool:
-    return place.lower().removeprefix("the ").rstrip(".") in _COUNTRY_NAMES
+    return country_key(place) in _COUNTRY_NAMES
 
 
 def country_key(place: str) -> str:

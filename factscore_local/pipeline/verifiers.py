@@ -96,21 +96,31 @@ def rule_score(
     return weights[0] + sum(w * x for w, x in zip(weights[1:], values, strict=True))
 
 
-def fitted_rule(features: tuple[str, ...], veto: str | None = None) -> Rule:
+@dataclass(frozen=True)
+class FittedRule:
     """A logistic rule over ``features``; before it is fitted, the paper's ensemble. A fact
     whose ``veto`` feature (a FEATURES name) is 1 is not supported, whatever its score."""
 
-    def rule(s: Mapping[str, np.ndarray], t: Thresholds) -> np.ndarray:
-        if not t.weights:
-            decided = (s["margin"] > t.margin) & (s["np"] > t.np)
-        else:
-            decided = rule_score(s, t.weights, features) > 0
-        if veto is not None:
-            decided = decided & (np.asarray(FEATURES[veto](s)) < 1)
-        return decided
+    features: tuple[str, ...]
+    veto: str | None = None
 
-    rule.veto = veto  # type: ignore[attr-defined]  # read by analyses that move the cut
-    return rule
+    def _vetoed(self, s: Mapping[str, np.ndarray]) -> np.ndarray | bool:
+        return False if self.veto is None else np.asarray(FEATURES[self.veto](s)) >= 1
+
+    def score(self, s: Mapping[str, np.ndarray], weights: tuple[float, ...]) -> np.ndarray:
+        """The fitted score, -inf where the veto applies: supported where it is above 0
+        (analyses that move the cut read it)."""
+        return np.where(self._vetoed(s), -np.inf, rule_score(s, weights, self.features))
+
+    def __call__(self, s: Mapping[str, np.ndarray], t: Thresholds) -> np.ndarray:
+        if t.weights:
+            return self.score(s, t.weights) > 0
+        return (s["margin"] > t.margin) & (s["np"] > t.np) & ~np.asarray(self._vetoed(s))
+
+
+def fitted_rule(features: tuple[str, ...], veto: str | None = None) -> Rule:
+    """A FittedRule over ``features``, with a ``veto`` feature or none."""
+    return FittedRule(tuple(features), veto)
 
 
 @dataclass(frozen=True)
