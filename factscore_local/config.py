@@ -233,6 +233,11 @@ class EvalConfig:
         "~28 KB a token for the 1.5B model): a later run on the same pages loads it instead "
         "of reading them again; same results. Off by default.",
     )
+    # The verdict position's hidden state, read in the verification pass and cached beside
+    # its logits (the head's input); verifiers that read a head turn it on.
+    read_states: bool = setting(
+        False, "Also read and cache each verdict's final hidden state.", cli=False
+    )
     seed: int = setting(0, "Seed of the random verifier.")
     # 1 writes each bio's row as soon as it is scored (a page's KV prefix still carries
     # over to the next bio).

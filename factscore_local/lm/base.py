@@ -21,6 +21,7 @@ prompt and its two cut points alone.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -124,6 +125,13 @@ class LocalLM(PromptTokens, ABC):
         # a prefix before a given first word (see ``_encode``): a few pages at a time.
         self._prefix_ids: dict[str, list[int]] = {}
         self._splits: dict[tuple[str, str], bool] = {}
+        # The final hidden state at each verdict position (``read_states``): asked for by
+        # ``true_false_with_statement``, read by the backend only while a tail is evaluated
+        # (``_capturing``), never for a prefix.
+        self.read_states = False
+        self.last_states: list[np.ndarray | None] = []
+        self._capturing = False
+        self._captured: list[np.ndarray] = []
 
     # --- tokens -----------------------------------------------------------------------
     @abstractmethod
@@ -213,13 +221,24 @@ class LocalLM(PromptTokens, ABC):
         cut = max(0, min(cut, len(ids) - n))
         base = base if 0 < base < cut else 0
         evaluated = len(ids) - cut + self._hold_prefix(ids, cut, base)
-        logits = self._tail_logits(ids, cut, n, keep)
+        with self._capture():
+            logits = self._tail_logits(ids, cut, n, keep)
         if not cut:
             # evaluated in one go with the rest: not a reusable prefix
             self._prefix, self._base = None, 0
         self.stats.prompt_tokens += len(ids)
         self.stats.evaluated_tokens += evaluated
         return logits
+
+    @contextlib.contextmanager
+    def _capture(self):
+        """While a tail is evaluated: the backend appends the final hidden state after each
+        tail's last token to ``_captured`` when states are asked for."""
+        self._capturing = self.read_states
+        try:
+            yield
+        finally:
+            self._capturing = False
 
     def _hold_prefix(self, ids: list[int], cut: int, base: int) -> int:
         """Make the cache hold ids[:cut] evaluated canonically; returns the tokens evaluated."""
@@ -305,7 +324,9 @@ class LocalLM(PromptTokens, ABC):
 
         Everything after the shared prefix is evaluated as one batch (logits at the
         statement's positions and the last), so the label logits do not depend on where
-        the statement starts."""
+        the statement starts. With ``read_states``, ``last_states`` then holds each prompt's
+        final hidden state at the verdict position (float32, the model's width), read in
+        the same pass."""
         true_ids, false_ids = self.choice_ids(labels)
         encoded, cuts = self._encode(prompts, prefixes)
         outer = self._outer_cuts(encoded, bases)
@@ -320,8 +341,10 @@ class LocalLM(PromptTokens, ABC):
             n = len(ids) - first
             keep = (list(range(a - 1 - first, b - 1 - first)) if found else []) + [n - 1]
             plans[i] = (first, n, keep, outer[i] if cut > 0 else 0, (a, b) if found else None)
+        states: list[np.ndarray | None] = [None] * len(prompts)
         for group in self._tail_groups(encoded, cuts, plans):
             first, base = plans[group[0]][0], plans[group[0]][3]
+            self._captured = []
             if len(group) == 1:
                 _, n, keep, _, _ = plans[group[0]]
                 tails = [self._canonical_logits(encoded[group[0]], first, n, keep, base)]
@@ -331,6 +354,12 @@ class LocalLM(PromptTokens, ABC):
             for i, logits in zip(group, tails, strict=True):
                 out[i] = self._verdict(np.asarray(logits, np.float64), encoded[i], plans[i][4],
                                        true_ids, false_ids)  # fmt: skip
+            if self.read_states:
+                if len(self._captured) != len(group):
+                    raise RuntimeError(f"{self.backend}: no hidden state read for a verdict")
+                for i, state in zip(group, self._captured, strict=True):
+                    states[i] = state
+        self.last_states = states
         return out
 
     def _tail_groups(self, encoded, cuts, plans) -> list[list[int]]:
@@ -349,9 +378,10 @@ class LocalLM(PromptTokens, ABC):
     def _canonical_batch(self, batch: list[list[int]], cut: int, base: int, tails) -> list:
         """``_canonical_logits`` of prompts sharing ids[:cut], their tails as one batch."""
         evaluated = self._hold_prefix(batch[0], cut, base)
-        logits = self._tail_logits_batch(
-            [(ids, n, keep) for ids, (n, keep) in zip(batch, tails, strict=True)], cut
-        )
+        with self._capture():
+            logits = self._tail_logits_batch(
+                [(ids, n, keep) for ids, (n, keep) in zip(batch, tails, strict=True)], cut
+            )
         self.stats.prompt_tokens += sum(map(len, batch))
         self.stats.evaluated_tokens += evaluated + sum(len(ids) - cut for ids in batch)
         return logits

@@ -138,9 +138,11 @@ class HFCausalLM(LocalLM):
             "use_cache": True,
             "position_ids": torch.arange(reuse, len(ids), device=self.device).unsqueeze(0),
         }
-        out, rows = self._forward(inputs)
+        out, rows, hidden = self._forward(inputs)
         positions = list(range(len(ids) - reuse - n, len(ids) - reuse))
         logits = self._logits(rows[0], _picked(positions, keep))
+        if hidden is not None:
+            self._captured.append(self._state(hidden[0, len(ids) - reuse - 1]))
         self._cache = out.past_key_values
         self._cached_len = len(ids)
         return logits
@@ -171,22 +173,32 @@ class HFCausalLM(LocalLM):
             .unsqueeze(0)
             .expand(len(items), -1),
         }
-        _, rows = self._forward(inputs)
+        _, rows, hidden = self._forward(inputs)
         out = []
         for row, (tail, (_, n, keep)) in enumerate(zip(tails, items, strict=True)):
             positions = list(range(len(tail) - n, len(tail)))
             out.append(self._logits(rows[row], _picked(positions, keep)))
+            if hidden is not None:
+                self._captured.append(self._state(hidden[row, len(tail) - 1]))
         return out
 
     def _forward(self, inputs):
-        """One pass: the output and, per row, the states the logits are read from (the
-        logits themselves, or the half-precision decoder's last hidden states)."""
+        """One pass: the output; per row, the states the logits are read from (the logits
+        themselves, or the half-precision decoder's last hidden states); and, while a
+        tail's state is asked for (``_capturing``), the decoder's last hidden states (after
+        the final norm, as llama.cpp's embeddings), else None."""
         with self.torch.inference_mode():
-            if self._head is None:
+            if self._head is None and not self._capturing:
                 out = self.model(**inputs)
-                return out, out.logits
+                return out, out.logits, None
             out = self.model.get_decoder()(**inputs)
-            return out, out.last_hidden_state
+            hidden = out.last_hidden_state
+            # float32: the model's own projection, as model() runs it
+            rows = self.model.get_output_embeddings()(hidden) if self._head is None else hidden
+            return out, rows, hidden if self._capturing else None
+
+    def _state(self, vector):
+        return vector.float().cpu().numpy()
 
     def _logits(self, row, positions: list[int]):
         """Float32 logits at a row's positions (the vocabulary projection in float32 for a

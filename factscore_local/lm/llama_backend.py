@@ -161,17 +161,33 @@ class LlamaCppLM(LocalLM):
         rows = []
         vocab = llm.n_vocab()
         wanted = set(range(n) if keep is None else keep)
-        for start in range(0, n, llm.n_batch):
-            part = tail[start : start + llm.n_batch]
-            past = llm.n_tokens
-            flags = [start + j in wanted for j in range(len(part))]
-            self._fill_batch(part, past, flags)
-            llm._ctx.decode(llm._batch)
-            llm.input_ids[past : past + len(part)] = part
-            llm.n_tokens += len(part)
-            for j in (j for j, flag in enumerate(flags) if flag):
-                pointer = self._lib.llama_get_logits_ith(llm._ctx.ctx, j)
-                rows.append(np.ctypeslib.as_array(pointer, shape=(vocab,)).copy())
+        # The hidden state comes with embeddings on (no pooling): llama.cpp then outputs
+        # every token of the batch (the LM head runs on all of the tail's tokens, ~3% of a
+        # fact's time) and keeps the normed state beside the logits.
+        capture = self._capturing
+        if capture:
+            self._lib.llama_set_embeddings(llm._ctx.ctx, True)
+        try:
+            for start in range(0, n, llm.n_batch):
+                part = tail[start : start + llm.n_batch]
+                past = llm.n_tokens
+                flags = [start + j in wanted for j in range(len(part))]
+                self._fill_batch(part, past, flags)
+                llm._ctx.decode(llm._batch)
+                llm.input_ids[past : past + len(part)] = part
+                llm.n_tokens += len(part)
+                for j in (j for j, flag in enumerate(flags) if flag):
+                    pointer = self._lib.llama_get_logits_ith(llm._ctx.ctx, j)
+                    rows.append(np.ctypeslib.as_array(pointer, shape=(vocab,)).copy())
+                if capture and start + len(part) == n:  # the tail's last token
+                    pointer = self._lib.llama_get_embeddings_ith(llm._ctx.ctx, len(part) - 1)
+                    if not pointer:
+                        raise RuntimeError("llama.cpp returned no hidden state")
+                    state = np.ctypeslib.as_array(pointer, shape=(llm.n_embd(),))
+                    self._captured.append(state.astype(np.float32))
+        finally:
+            if capture:
+                self._lib.llama_set_embeddings(llm._ctx.ctx, False)
         return np.stack(rows)
 
     def _fill_batch(self, tokens: Sequence[int], past: int, logits: Sequence[bool]) -> None:

@@ -144,6 +144,8 @@ def _judged(
     prefixes = [p[: p.rindex(STATEMENT)] for p in prompts]
     bases = [sentence_prefix(p) for p in prompts] if with_sentences else None
     answers = QUESTIONS[config.verify_question][1]
+    if config.read_states:  # first: the pass that reads the states also yields the rows
+        lm.judge_states(prompts, prefixes, atoms, answers, bases)
     rows = lm.judge(prompts, prefixes, atoms, answers, bases)
     return np.asarray([t - f for t, f, _ in rows], float), np.asarray([p for *_, p in rows])
 

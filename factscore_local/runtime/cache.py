@@ -81,6 +81,16 @@ class ResultCache:
             self.misses += 1
             return None
 
+    def has(self, key: str) -> bool:
+        """Whether a result is stored under key (not counted as a hit or a miss)."""
+        with self._lock:
+            if key in self._memory:
+                return True
+            if self.conn is None:
+                return False
+            row = self.conn.execute("SELECT 1 FROM results WHERE key=?", (key,)).fetchone()
+            return row is not None
+
     def put_many(self, kind: str, items: dict[str, object]) -> None:
         if not items:
             return

@@ -14,11 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+import numpy as np
+
 from factscore_local.config import JOINT_NP, EvalConfig
 from factscore_local.lm.base import answer_words, cut_loop
 from factscore_local.runtime.cache import ResultCache, cached_batch, content_sha256, key_of
 from factscore_local.runtime.device import is_gpu
 from factscore_local.runtime.progress import Progress
+from factscore_local.runtime.states import decode_state, encode_state
 
 T = TypeVar("T")
 
@@ -115,33 +118,81 @@ class CachedLM:
         ``lm-joint`` NP). statements[i] is the text after the prompt's last STATEMENT;
         ``answers``: the words of the positive and negative answer the prompt asks for;
         ``bases``: each prefix's outer level, a function of the prompt (``LocalLM``)."""
+        statement_of = dict(zip(prompts, statements, strict=True))
+        base_of = dict(zip(prompts, bases or [""] * len(prompts), strict=True))
+
+        def rows(texts: list[str], shared: list[str] | None) -> list[list[float]]:
+            return self._judge_rows(texts, shared, statement_of, answers, base_of)
+
+        keys = self._judge_keys(prompts, answers)
+        values = self._scored("true_false", keys, prompts, prefixes, rows)
+        return [(float(t), float(f), float(p)) for t, f, p in values]
+
+    def _judge_keys(self, prompts: list[str], answers: tuple[str, str]) -> list[str]:
+        # Other answer words are part of the key (True / False keys stay as they were).
+        tag = () if answers == ("True", "False") else (answers,)
+        return [key_of("judge", self.model_id, *tag, p) for p in prompts]
+
+    def _judge_rows(
+        self, texts: list[str], shared: list[str] | None, statement_of: dict, answers, base_of
+    ) -> list[list[float]]:
+        """[positive logit, negative logit, statement probability] of each prompt, from one
+        pass (``LocalLM.true_false_with_statement``)."""
         from factscore_local.npm.causal_np import content_probability, skip_ids
 
         if self._skip is None:
             self._skip = skip_ids(self.lm)
-        spans = [_statement_span(p, s) for p, s in zip(prompts, statements, strict=True)]
-        span_of = dict(zip(prompts, spans, strict=True))
+        judged = self.lm.true_false_with_statement(
+            texts,
+            shared or [""] * len(texts),
+            [_statement_span(t, statement_of[t]) for t in texts],
+            (answer_words(answers[0]), answer_words(answers[1])),
+            [base_of[t] for t in texts],
+        )
+        return [
+            [v.true_logit, v.false_logit, content_probability(ids, lp, self._skip)]
+            for v, ids, lp in judged
+        ]
+
+    def judge_states(
+        self,
+        prompts: list[str],
+        prefixes: list[str],
+        statements: list[str],
+        answers: tuple[str, str] = ("True", "False"),
+        bases: list[str] | None = None,
+    ) -> list[np.ndarray]:
+        """The final hidden state at each verification prompt's verdict position (as
+        ``judge`` reads its logits), float16, cached beside the judge result. A missing state
+        is read in a pass that also yields the judge result, which is stored where the cache
+        lacks it (a result cached earlier stays: the pass with states outputs every tail
+        token, which moves a margin by < 1e-3)."""
+        judge_keys = self._judge_keys(prompts, answers)
+        key_of_prompt = dict(zip(prompts, judge_keys, strict=True))
+        keys = [key_of("state", k) for k in judge_keys]
+
+        def compute(part: list[tuple[str, str | None]]) -> list[str]:
+            texts = [p for p, _ in part]
+            self.lm.read_states = True
+            try:
+                rows = self._judge_rows(texts, [x for _, x in part], statements_of, answers,
+                                        base_of)  # fmt: skip
+                states = self.lm.last_states
+            finally:
+                self.lm.read_states = False
+            missing = {key_of_prompt[t]: row for t, row in zip(texts, rows, strict=True)}
+            missing = {k: v for k, v in missing.items() if not self.cache.has(k)}
+            self.cache.put_many("true_false", missing)
+            return [encode_state(s) for s in states]
+
+        statements_of = dict(zip(prompts, statements, strict=True))
         base_of = dict(zip(prompts, bases or [""] * len(prompts), strict=True))
-
-        def rows(texts: list[str], shared: list[str] | None) -> list[list[float]]:
-            judged = self.lm.true_false_with_statement(
-                texts,
-                shared or [""] * len(texts),
-                [span_of[t] for t in texts],
-                labels,
-                [base_of[t] for t in texts],
-            )
-            return [
-                [v.true_logit, v.false_logit, content_probability(ids, lp, self._skip)]
-                for v, ids, lp in judged
-            ]
-
-        labels = (answer_words(answers[0]), answer_words(answers[1]))
-        # Other answer words are part of the key (True / False keys stay as they were).
-        tag = () if answers == ("True", "False") else (answers,)
-        keys = [key_of("judge", self.model_id, *tag, p) for p in prompts]
-        values = self._scored("true_false", keys, prompts, prefixes, rows)
-        return [(float(t), float(f), float(p)) for t, f, p in values]
+        pairs = list(zip(prompts, prefixes, strict=True))
+        encoded = cached_batch(
+            self.cache, "state", keys, pairs, compute, SLICE_TRUE_FALSE, order=_by_prefix,
+            progress=self.progress,
+        )  # fmt: skip
+        return [decode_state(e) for e in encoded]
 
     def choices(
         self,

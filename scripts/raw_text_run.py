@@ -1,0 +1,115 @@
+"""The long model run behind the raw-text figures: every dev bio decomposed by the project
+(the committed ``own-decomp-98`` decomposition) and its facts verified by the default rule,
+with each verdict's hidden state read in the same pass (the head's input, issue 48).
+
+    python -m scripts.raw_text_run --index dev-index --cache bench-out/raw-text-cache.db \\
+        --seed-cache scripts/cache/own-decomp-98.jsonl.gz --rows bench-out/raw-text-rows \\
+        --export scripts/cache/raw-text-98
+
+Topics go in the tables' order (round robin over the five frequency classes), one topic's
+three bios at a time; each topic's rows are appended to ``--rows`` as soon as they are
+scored, and a topic whose rows are there already is skipped, so a killed run resumes from
+its rows and its cache. Every ``--export-every`` seconds the results computed since the
+last export are written to a new continuation file ``<export>-partN.jsonl.gz`` (the
+verification results and, apart, ``<export>-states-partN.jsonl.gz``, the states), so that
+the hours of 2 cores are not lost with the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from factscore_local.config import build_config
+from factscore_local.labels.validation import subject_name
+from factscore_local.pipeline.estimator import Estimator
+from factscore_local.runtime.cache import ResultCache, read_export
+from scripts.common import SUBJECTS, add_cache_options, add_data_option, data_root, log, seed_cache
+from scripts.tables.runner import Runner
+
+KINDS = {"results": ("true_false", "generate"), "states": ("state",)}
+
+
+def _done_topics(rows_dir: Path) -> set[str]:
+    """Topics whose three bios have rows in rows_dir."""
+    seen: dict[str, int] = {}
+    for path in rows_dir.glob("*.jsonl"):
+        for line in path.read_text("utf-8").splitlines():
+            if line.strip():
+                topic = json.loads(line)["topic"]
+                seen[topic] = seen.get(topic, 0) + 1
+    return {t for t, n in seen.items() if n >= len(SUBJECTS)}
+
+
+def export_new(cache: Path, prefix: Path) -> list[Path]:
+    """New continuation files of the results not in earlier parts (nor in the seeds)."""
+    written = []
+    store = ResultCache(cache)
+    try:
+        for name, kinds in KINDS.items():
+            tag = "" if name == "results" else "-states"
+            parts = sorted(prefix.parent.glob(f"{prefix.name}{tag}-part*.jsonl.gz"))
+            seeds = sorted(prefix.parent.glob("*.jsonl.gz")) if name == "results" else parts
+            out = prefix.parent / f"{prefix.name}{tag}-part{len(parts) + 1}.jsonl.gz"
+            n = store.export(out, kinds, exclude=[p for p in seeds if p != out])
+            if n == 0:
+                out.unlink()
+            else:
+                written.append(out)
+                log("raw-text", f"exported {n} results to {out}")
+    finally:
+        store.close()
+    return written
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--index", type=Path, required=True)
+    add_cache_options(ap, Path("bench-out/raw-text-cache.db"))
+    add_data_option(ap)
+    ap.add_argument("--lm", default=None)
+    ap.add_argument("--rows", type=Path, default=Path("bench-out/raw-text-rows"))
+    ap.add_argument("--export", type=Path, default=None, help="continuation files' prefix")
+    ap.add_argument("--export-every", type=float, default=1800.0, help="seconds")
+    ap.add_argument("--topics", type=int, default=98)
+    ap.add_argument("--no-states", action="store_true")
+    args = ap.parse_args(argv)
+    seed_cache(args.cache, args.seed_cache, "raw-text")
+    run = Runner(args.index, args.cache, data_root(args.data), args.lm, None, "auto")
+    bios = run.bios(args.topics)
+    done = _done_topics(args.rows)
+    args.rows.mkdir(parents=True, exist_ok=True)
+    config = build_config({
+        "index": args.index, "lm": args.lm, "cache": args.cache, "gamma": 0,
+        "use_atomic_facts": False, "validate": False,
+        "read_states": not args.no_states, "chunk_bios": len(SUBJECTS),
+    })  # fmt: skip
+    estimator = Estimator(config)
+    last_export = time.monotonic()
+    topics = [t for t in dict.fromkeys(b.topic for b in bios) if t not in done]
+    log("raw-text", f"{len(topics)} topics to go ({len(done)} done)")
+    for n, topic in enumerate(topics, 1):
+        start = time.perf_counter()
+        rows = estimator.run([b for b in bios if b.topic == topic], None, progress=False)
+        for row in rows:
+            with (args.rows / f"{subject_name(row.source)}.jsonl").open("a", encoding="utf-8") as f:
+                f.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
+        facts = sum(len(r.decisions) for r in rows)
+        log("raw-text", f"{n}/{len(topics)} {topic}: {facts} facts in "
+            f"{time.perf_counter() - start:.0f} s")  # fmt: skip
+        if args.export and time.monotonic() - last_export > args.export_every:
+            export_new(args.cache, args.export)
+            last_export = time.monotonic()
+    if args.export:
+        export_new(args.cache, args.export)
+
+
+def read_parts(prefix: Path) -> int:
+    """How many results the continuation files of prefix hold (a check of their reading)."""
+    return sum(len(read_export(p)) for p in prefix.parent.glob(f"{prefix.name}*-part*.jsonl.gz"))
+
+
+if __name__ == "__main__":
+    main()
