@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bz2
+import os
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +22,10 @@ EXCERPT = (
 )
 TABLES = SHARED / "wiki-dumps" / "enwiki-table-markup.xml.bz2"
 DEV_DB = SHARED / "enwiki-20230401" / "enwiki-20230401-dev.db"
+
+# The suite's own process holds a model while the commands it starts load theirs: turn the
+# machine-wide turn-taking of model processes off (tests/test_core_slots.py tests it).
+os.environ.setdefault("FSCORE_MODEL_LOCK", "0")
 
 
 def require(path: Path) -> Path:

@@ -7,6 +7,8 @@ from pathlib import Path
 from factscore_local.index.offline import enforce_offline
 from factscore_local.lm.base import LocalLM, TrueFalse
 from factscore_local.model_store import resolve_lm
+from factscore_local.runtime.core_slots import hold_cores
+from factscore_local.runtime.device import is_gpu
 
 BACKENDS = ("auto", "llama.cpp", "transformers")
 DTYPES = ("auto", "float32", "bfloat16", "float16")  # the transformers backend's
@@ -60,12 +62,16 @@ def load_lm(
             raise ValueError(f"llama.cpp needs a GGUF file, and {path} is a directory")
         from factscore_local.lm.llama_backend import LlamaCppLM
 
-        return LlamaCppLM(path, n_ctx=n_ctx, threads=threads, device=device)
-    from factscore_local.lm.hf_backend import HFCausalLM
+        lm: LocalLM = LlamaCppLM(path, n_ctx=n_ctx, threads=threads, device=device)
+    else:
+        from factscore_local.lm.hf_backend import HFCausalLM
 
-    return HFCausalLM(
-        Path(path), threads=threads, device=device, dtype=None if dtype == "auto" else dtype
-    )
+        lm = HFCausalLM(
+            Path(path), threads=threads, device=device, dtype=None if dtype == "auto" else dtype
+        )
+    if not is_gpu(getattr(lm, "device", "cpu")):  # CPU model processes take turns
+        hold_cores(threads, f"{path.name} ({lm.backend})")
+    return lm
 
 
 __all__ = ["BACKENDS", "DTYPES", "LocalLM", "TrueFalse", "load_lm"]

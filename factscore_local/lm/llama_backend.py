@@ -172,7 +172,9 @@ class LlamaCppLM(LocalLM):
                 part = tail[start : start + llm.n_batch]
                 past = llm.n_tokens
                 flags = [start + j in wanted for j in range(len(part))]
-                self._fill_batch(part, past, flags)
+                # with embeddings on every token is an output anyway (say so: llama.cpp
+                # logs a warning for each batch that does not)
+                self._fill_batch(part, past, [True] * len(part) if capture else flags)
                 llm._ctx.decode(llm._batch)
                 llm.input_ids[past : past + len(part)] = part
                 llm.n_tokens += len(part)

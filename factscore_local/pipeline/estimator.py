@@ -26,6 +26,7 @@ from factscore_local.labels.labeled import (
     model_facts,
 )
 from factscore_local.pipeline.abstain import is_abstained
+from factscore_local.pipeline.clean import Cleaned, clean_generation
 from factscore_local.pipeline.inputs import Bio
 from factscore_local.pipeline.records import BioRow, FactResult, HumanSide
 from factscore_local.pipeline.scoring import score_bio
@@ -46,6 +47,7 @@ class _Work:
     human: list[HumanFact] | None = None  # labeled bios, when validating
     human_score: tuple[float, int] | None = None  # (score, facts) of the humans' bio
     skipped_sentences: int = 0
+    cleaned: Cleaned | None = None  # the output without its markup, when it had some
     decisions: list[FactResult] = field(default_factory=list)
     human_decisions: list[FactResult] = field(default_factory=list)
 
@@ -91,6 +93,10 @@ class Estimator:
         )
         for (w, sentence, _), result in zip(model_items, results, strict=False):
             w.decisions.append(replace(result, sentence=sentence))
+        for w in ready:
+            written = self._as_written(w, [d.sentence or "" for d in w.decisions])
+            w.decisions = [replace(d, sentence=s) for d, s in zip(w.decisions, written,
+                                                                  strict=True)]  # fmt: skip
         for (w, fact), result in zip(human_items, results[len(model_items) :], strict=True):
             w.human_decisions.append(replace(result, label=fact.label))
         return [self._row(w) for w in work]
@@ -126,14 +132,33 @@ class Estimator:
                 except LabeledFormatError as exc:
                     w.error = str(exc)
             elif bio.output.strip() and not is_abstained(bio.output, self.config.abstain):
-                to_decompose.append(w)
+                cleaned = clean_generation(bio.output)
+                if any(ch.isalpha() for ch in cleaned.text):
+                    w.cleaned = cleaned if cleaned.changed else None
+                    to_decompose.append(w)
+                else:
+                    kinds = ", ".join(cleaned.removed)
+                    w.error = f"no claim to verify: the output holds only {kinds}"
         if to_decompose:
-            split = [split_sentences(w.bio.output) for w in to_decompose]
+            split = [split_sentences(w.cleaned.text if w.cleaned else w.bio.output)
+                     for w in to_decompose]  # fmt: skip
             for w, sentences in zip(to_decompose, split, strict=True):
                 w.skipped_sentences = max(0, len(sentences) - self.config.max_sentences)
             decomposed = self.components.decomposer.get().run_split(split)
             for w, pairs in zip(to_decompose, decomposed, strict=True):
                 w.facts = [(s.text, f) for s, fs in pairs for f in fs] or None
+
+    @staticmethod
+    def _as_written(w: _Work, sentences: list[str]) -> list[str]:
+        """Each fact's sentence as the output writes it (markers and markup included)."""
+        if w.cleaned is None:
+            return sentences
+        out, at, seen = [], 0, {}
+        for sentence in sentences:
+            if sentence not in seen:
+                seen[sentence], at = w.cleaned.original_span(sentence, at)
+            out.append(seen[sentence].strip())
+        return out
 
     def _collect_human_facts(self, work: list[_Work]) -> None:
         for w in work:
