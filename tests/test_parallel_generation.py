@@ -93,3 +93,21 @@ def test_without_the_loop_stop_the_generator_runs_on_as_llama_cpp_does(small_lm)
         gen.close()
     assert len(stopped) < len(unstopped)
     assert small_lm._text(unstopped) == full["choices"][0]["text"]
+
+
+def test_transformers_generates_in_left_padded_batches_as_one_at_a_time():
+    """On a GPU the transformers backend decodes several prompts at once (left-padded,
+    each stopping on its own); in float32 the outputs are those of one at a time, in
+    prompt order, for prompts of different lengths."""
+    pytest.importorskip("transformers")
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    hf = load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu")
+    asked = prompts()[:3] + [f"{LEAD}Q: Capital of the country whose capital is Lima?\nA:"]
+    hf.generation_batch = 1
+    one = hf.generate(asked, 8, ["\n"])
+    hf.generation_batch = 3  # 4 prompts: a batch of 3 and one alone
+    batched = hf.generate(asked, 8, ["\n"])
+    assert batched == one
+    for text, capital in zip(batched, CAPITALS[:3], strict=False):
+        assert text.strip().startswith(capital)

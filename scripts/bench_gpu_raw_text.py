@@ -1,0 +1,150 @@
+"""The raw-text path on a lent GPU (issue 47): dev bios decomposed by the project and their
+facts verified, end to end, by the 0.5B embedded model on the transformers backend
+(decomposition in left-padded batches of 16, verification tails in batches of 16).
+
+    # on the GPU machine (scripts/gpu_raw_text.sh says how the kit travels)
+    python -m scripts.bench_gpu_raw_text run --index dev-index --data DATA \\
+        --lm m/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf --device cuda --budget-s 300 \\
+        --rows rows.jsonl --json run.json
+    # here: the results file (scripts/results/gpu-raw-text.json)
+    python -m scripts.bench_gpu_raw_text record --json run.json --commit C --date D
+
+Bios are taken topic by topic in the tables' order (round robin over the frequency
+classes), all three subjects of a topic together, until ``--budget-s`` seconds of the
+run have passed; bios per minute count the bios finished, the model's loading excluded.
+Nothing is cached beforehand: every decomposition and every verdict is computed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+
+def run(args: argparse.Namespace) -> dict:
+    from factscore_local.config import build_config
+    from factscore_local.pipeline.estimator import Estimator
+    from factscore_local.runtime.components import build_components, load_shared_lm
+    from scripts.tables.runner import Runner
+
+    with tempfile.TemporaryDirectory() as tmp:
+        options = {
+            "index": args.index,
+            "lm": args.lm,
+            "backend": "transformers",
+            "device": args.device,
+            "use_atomic_facts": False,
+            "validate": False,
+            "gamma": 0,
+            "chunk_bios": 3,
+            "cache": Path(tmp) / "cache.db",
+        }
+        config = build_config(options, None, set(options))
+        start = time.perf_counter()
+        lm = load_shared_lm(config)
+        load_s = time.perf_counter() - start
+        runner = Runner(args.index, config.cache, args.data, args.lm, None, "auto")
+        bios = runner.bios(98)
+        estimator = Estimator(config, build_components(config, lm=lm))
+        rows, start = [], time.perf_counter()
+        for topic in dict.fromkeys(b.topic for b in bios):
+            rows += estimator.run([b for b in bios if b.topic == topic], None, progress=False)
+            if time.perf_counter() - start > args.budget_s:
+                break
+        seconds = time.perf_counter() - start
+    with args.rows.open("w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
+    facts = sum(len(r.decisions) for r in rows)
+    import os
+    import platform
+
+    import torch
+
+    return {
+        "device": args.device,
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "torch": torch.__version__,
+        "cores": os.cpu_count(),
+        "cpu": platform.processor() or platform.machine(),
+        "budget_s": args.budget_s,
+        "lm": Path(args.lm).name,
+        "dtype": str(lm.dtype).replace("torch.", ""),
+        "generation_batch": lm.generation_batch,
+        "tail_batch": lm.tail_batch,
+        "verifier": config.verifier,
+        "load_s": round(load_s, 1),
+        "bios": len(rows),
+        "topics": len({r.topic for r in rows}),
+        "responding": sum(r.responded for r in rows),
+        "errors": sum(bool(r.error) for r in rows),
+        "facts": facts,
+        "seconds": round(seconds, 1),
+        "bios_per_minute": round(60 * len(rows) / seconds, 2),
+        "facts_per_second": round(facts / seconds, 2),
+    }
+
+
+def record(args: argparse.Namespace) -> dict:
+    """The results file from the GPU machine's run.json (``--json``)."""
+    from scripts.common import machine, write_results
+
+    step = json.loads(args.json.read_text("utf-8"))
+    names = ("bios", "topics", "responding", "errors", "facts", "seconds", "bios_per_minute",
+             "facts_per_second", "load_s")  # fmt: skip
+    result = {
+        "name": "gpu-raw-text",
+        "replay": False,
+        "recorded_because": "it needs a GPU; CI and this project's machines have none",
+        "command": "python -m scripts.bench_gpu_raw_text run --index dev-index --data DATA "
+        f"--lm m/{step['lm']} --device cuda --budget-s {step.get('budget_s', 300):g} "
+        "(scripts/gpu_raw_text.sh)",
+        "module": "scripts.bench_gpu_raw_text",
+        "argv": [],
+        "commit": args.commit,
+        "date": args.date,
+        "machine": {"gpu": step["gpu"], "cores": step.get("cores"), "cpu": step.get("cpu"),
+                    "torch": step.get("torch"), "this_machine": machine()},  # fmt: skip
+        "data": {
+            "labeled": "factscore/labeled-dev, all three subjects, the tables' topic order",
+            "lm": step["lm"],
+            "backend": "transformers",
+            "dtype": step["dtype"],
+            "generation_batch": step["generation_batch"],
+            "tail_batch": step["tail_batch"],
+            "verifier": step["verifier"],
+            "facts_from": "the project's own decomposition (nothing cached)",
+        },
+        "figures": {name: step[name] for name in names},
+    }
+    write_results(result)
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="step", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--index", type=Path, required=True)
+    r.add_argument("--data", type=Path, required=True, help="the data root (factscore/...)")
+    r.add_argument("--lm", required=True)
+    r.add_argument("--device", default="cuda")
+    r.add_argument("--budget-s", type=float, default=300.0)
+    r.add_argument("--rows", type=Path, required=True)
+    r.add_argument("--json", type=Path, required=True)
+    c = sub.add_parser("record")
+    c.add_argument("--json", type=Path, required=True)
+    c.add_argument("--commit", required=True)
+    c.add_argument("--date", required=True)
+    args = ap.parse_args(argv)
+    out = run(args) if args.step == "run" else record(args)
+    if args.step == "run":
+        args.json.write_text(json.dumps(out, indent=1), "utf-8")
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
