@@ -3,15 +3,17 @@
 # repository root.
 #
 # What travels (git-ignored, under .gpu/): a tar of the kit cut into parts under the 64 MiB a
-# call may carry, each carried by a call of its own as .gpu/parts/ and moved into .gpu/kit/:
+# call may carry, each carried by a call of its own as .gpu/parts/ and moved into $KIT (a
+# folder outside the checkout: the device rewrites .gpu/ with each call's carried paths):
 # the 0.5B GGUF (m/), the wheels the machine lacks (whl/: factscore_local, spaCy and what it
 # needs with its small English model, gguf, pysbd, rank_bm25), the dev index's page store
 # (dev-index/) and the labeled dev files (data/factscore/labeled-dev/). The last call carries
 # the last part and runs this script; `record` runs on the project's machine.
 set -u
 cd .gpu
-mkdir -p kit work site && mv parts/p* kit/ 2>/dev/null
-cat kit/p* > work/kit.tar
+KIT="${KIT:-$HOME/kit}"
+mkdir -p "$KIT" work site && mv parts/p* "$KIT"/ 2>/dev/null
+cat "$KIT"/p* > work/kit.tar
 echo "kit sha256 $(sha256sum work/kit.tar | cut -c1-16) (expected $(cat kit.sha))"
 tar -xf work/kit.tar -C work && rm work/kit.tar
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
