@@ -220,8 +220,8 @@ def finish_run(
     """A scored run's result: its summary, its validation against labels, and (when ``out``
     is given) its run record written beside the rows. Both engines end with it."""
     from factscore_local.labels.validation import validate_rows
+    from factscore_local.pipeline.run_record import build_record, write_record
     from factscore_local.pipeline.scoring import summarize
-    from factscore_local.runtime.run_record import build_record, write_record
 
     summary = summarize(rows)
     validation = validate_rows(rows) if config.validate else None

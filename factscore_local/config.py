@@ -212,6 +212,12 @@ class EvalConfig:
         "--demos demons.json, its exact prompts).",
         choices=DECOMPOSE_PROMPTS,
     )
+    clean: bool = setting(
+        True,
+        "Take citation markers ([1], [1][2], [2018]), footnote marks, URLs and markdown out "
+        "of an output before its sentences are split and decomposed.",
+        negatable=True,
+    )
     use_atomic_facts: bool = setting(
         False, "Take 'model-atomic-facts' from labeled input instead of decomposing."
     )

@@ -59,8 +59,8 @@ def verify(args: argparse.Namespace) -> dict:
     """Verify the bios' labeled model facts once per tail batch size, on one loaded LM;
     write each run's rows and return the timings (the first run's at the top level)."""
     from factscore_local.config import build_config
+    from factscore_local.pipeline.components import build_components, load_shared_lm
     from factscore_local.pipeline.estimator import Estimator
-    from factscore_local.runtime.components import build_components, load_shared_lm
 
     labeled = args.labeled
     if labeled is None:  # run from the checkout: the shared data's ChatGPT file

@@ -26,8 +26,8 @@ from pathlib import Path
 
 def run(args: argparse.Namespace) -> dict:
     from factscore_local.config import build_config
+    from factscore_local.pipeline.components import build_components, load_shared_lm
     from factscore_local.pipeline.estimator import Estimator
-    from factscore_local.runtime.components import build_components, load_shared_lm
     from scripts.tables.runner import Runner
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -31,7 +31,6 @@ import time
 from pathlib import Path
 
 from factscore_local.config import EvalConfig
-from factscore_local.labels.labeled import model_facts
 from factscore_local.methods.veriscore.core import f1_at_k, unique
 from factscore_local.methods.veriscore.pipeline import (
     Response,
@@ -40,7 +39,8 @@ from factscore_local.methods.veriscore.pipeline import (
     verdicts,
     verify,
 )
-from factscore_local.runtime.components import build_components
+from factscore_local.pipeline.components import build_components
+from factscore_local.pipeline.labeled import model_facts
 from scripts.common import BENCH_OUT, SUBJECTS, add_data_option, data_root, labeled_bios
 
 PRONOUN = re.compile(r"\b(he|she|him|her|his|hers|they|them|their|theirs)\b", re.I)

@@ -20,9 +20,9 @@ from factscore_local.config import EvalConfig
 from factscore_local.lm.base import cut_loop
 from factscore_local.pipeline.abstain import is_abstained
 from factscore_local.pipeline.clean import clean_generation
+from factscore_local.pipeline.components import Lazy, _decomposer, model_identity
 from factscore_local.pipeline.sentences import split_sentences
 from factscore_local.runtime.cache import ResultCache, key_of
-from factscore_local.runtime.components import Lazy, _decomposer, model_identity
 from scripts.common import SUBJECTS, add_cache_options, add_data_option, data_root, labeled_bios
 from scripts.common import seed_cache as import_seeds
 

@@ -13,6 +13,11 @@ its rows and its cache. Every ``--export-every`` seconds the results computed si
 last export are written to a new continuation file ``<export>-partN.jsonl.gz`` (the
 verification results and, apart, ``<export>-states-partN.jsonl.gz``, the states), so that
 the hours of 2 cores are not lost with the machine.
+
+``--labeled`` runs the tables' main pass instead (``scripts.tables``: page evidence, the
+labels' model atomic facts and the human atomic facts): its verdicts are in the committed
+``dev-tables-98`` cache, and the run reads their hidden states, the training data of a
+head (issue 48); ``--export scripts/cache/states-98`` keeps them apart.
 """
 
 from __future__ import annotations
@@ -75,15 +80,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--export-every", type=float, default=1800.0, help="seconds")
     ap.add_argument("--topics", type=int, default=98)
     ap.add_argument("--no-states", action="store_true")
+    ap.add_argument("--labeled", action="store_true", help="the tables' main pass, states")
     args = ap.parse_args(argv)
     seed_cache(args.cache, args.seed_cache, "raw-text")
-    run = Runner(args.index, args.cache, data_root(args.data), args.lm, None, "auto")
+    evidence = "page" if args.labeled else "auto"
+    run = Runner(args.index, args.cache, data_root(args.data), args.lm, None, evidence)
     bios = run.bios(args.topics)
     done = _done_topics(args.rows)
     args.rows.mkdir(parents=True, exist_ok=True)
     config = build_config({
         "index": args.index, "lm": args.lm, "cache": args.cache, "gamma": 0,
-        "use_atomic_facts": False, "validate": False,
+        "use_atomic_facts": args.labeled, "validate": args.labeled, "evidence": evidence,
         "read_states": not args.no_states, "chunk_bios": len(SUBJECTS),
     })  # fmt: skip
     estimator = Estimator(config)
@@ -96,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
         for row in rows:
             with (args.rows / f"{subject_name(row.source)}.jsonl").open("a", encoding="utf-8") as f:
                 f.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
-        facts = sum(len(r.decisions) for r in rows)
+        facts = sum(len(r.decisions) + (len(r.human.facts) if r.human else 0) for r in rows)
         log("raw-text", f"{n}/{len(topics)} {topic}: {facts} facts in "
             f"{time.perf_counter() - start:.0f} s")  # fmt: skip
         if args.export and time.monotonic() - last_export > args.export_every:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from factscore_local.labels.labeled import human_facts
+from factscore_local.pipeline.labeled import human_facts
 from scripts import check, common, docs
 from tests.conftest import SHARED, require
 

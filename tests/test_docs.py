@@ -15,7 +15,7 @@ from scripts.common import RESULTS, read_results
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-MAX_README_LINES = 150
+MAX_README_LINES = 150  # the README stays well under it (issue 49: <= 130)
 SETUP_LINES = (
     "bash scripts/setup.sh   # set up .venv + embedded models, then the demo: build an index,"
     " score demo bios",

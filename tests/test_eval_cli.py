@@ -403,8 +403,8 @@ def test_index_dir_that_is_not_an_index(tmp_path, labeled):
 def test_reference_decomposition_prompt(db_index):
     """--decompose-prompt reference with FActScore's demos gives its exact prompt layout."""
     from factscore_local.config import EvalConfig
+    from factscore_local.pipeline.components import CachedLM, build_components
     from factscore_local.runtime.cache import ResultCache
-    from factscore_local.runtime.components import CachedLM, build_components
 
     def decomposer(config: EvalConfig):
         # Building prompts needs no model: an LM that is never called.

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from factscore_local.lm.base import cut_at_stop, cut_loop, loop_end
+from factscore_local.pipeline.components import CachedLM
 from factscore_local.runtime.cache import ResultCache, key_of
-from factscore_local.runtime.components import CachedLM
 
 LOOP = (
     "- A is B.\n- A is B in 1990.\n- A is B in 1990.\n- A is B in 1990.\n- A is B in 1990.\n- A i"

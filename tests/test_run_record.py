@@ -15,8 +15,13 @@ from click.testing import CliRunner
 
 from factscore_local.cli import main
 from factscore_local.model_store import SMALL_LM, installed_path
+from factscore_local.pipeline.run_record import (
+    RecordError,
+    file_sha256,
+    lm_fingerprint,
+    read_record,
+)
 from factscore_local.runtime.cache import ResultCache
-from factscore_local.runtime.run_record import RecordError, file_sha256, lm_fingerprint, read_record
 from tests.conftest import SHARED, require
 
 LABELED = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"

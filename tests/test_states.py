@@ -8,8 +8,8 @@ import pytest
 
 from factscore_local.lm import load_lm
 from factscore_local.model_store import SMALL_LM, installed_path
+from factscore_local.pipeline.components import CachedLM, _statement_span
 from factscore_local.runtime.cache import ResultCache
-from factscore_local.runtime.components import CachedLM, _statement_span
 from factscore_local.runtime.states import decode_state, encode_state, rounded
 
 pytestmark = pytest.mark.slow

@@ -22,7 +22,6 @@ from factscore_local.labels.calibration import (
     read_settings,
     settings_thresholds,
 )
-from factscore_local.labels.labeled import human_bio_score, human_facts
 from factscore_local.labels.validation import (
     BioResult,
     f1_not_supported,
@@ -34,6 +33,7 @@ from factscore_local.labels.validation import (
     validate_rows,
     wins_on_both_halves,
 )
+from factscore_local.pipeline.labeled import human_bio_score, human_facts
 from factscore_local.pipeline.records import BioRow
 from factscore_local.pipeline.verifiers import Thresholds
 from tests.conftest import SHARED, require

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from factscore_local.config import EvalConfig
+from factscore_local.pipeline.components import _statement_span
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.verify_prompt import (
     DEMO_JUDGEMENTS,
@@ -19,7 +20,6 @@ from factscore_local.pipeline.verify_prompt import (
     sentence_prefix,
     verification_demos,
 )
-from factscore_local.runtime.components import _statement_span
 from tests.conftest import judged_prompts, require
 from tests.test_shared_evidence import long_page_bio
 

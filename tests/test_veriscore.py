@@ -147,8 +147,8 @@ def test_shared_evidence_reads_a_block_once_and_decides_as_a_fresh_full_prompt(t
     from factscore_local.config import EvalConfig
     from factscore_local.methods.veriscore.pipeline import verdicts, verify
     from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.pipeline.components import CachedLM, build_components
     from factscore_local.runtime.cache import ResultCache
-    from factscore_local.runtime.components import CachedLM, build_components
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
@@ -232,8 +232,8 @@ def test_page_evidence_is_read_once_for_claims_of_several_responses(tmp_path, xm
     from factscore_local.config import EvalConfig
     from factscore_local.methods.veriscore.pipeline import verdicts, verify
     from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.pipeline.components import CachedLM, build_components
     from factscore_local.runtime.cache import ResultCache
-    from factscore_local.runtime.components import CachedLM, build_components
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
@@ -290,7 +290,7 @@ def test_claims_opening_with_a_pronoun_get_the_name_from_their_window(tmp_path, 
     from factscore_local.methods.veriscore.core import Window
     from factscore_local.methods.veriscore.pipeline import resolve_pronouns
     from factscore_local.model_store import SMALL_LM, installed_path
-    from factscore_local.runtime.components import build_components
+    from factscore_local.pipeline.components import build_components
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")

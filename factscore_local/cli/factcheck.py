@@ -84,7 +84,7 @@ def factcheck_cmd(
         run_stance,
         stance_scores,
     )
-    from factscore_local.runtime.components import build_components
+    from factscore_local.pipeline.components import build_components
 
     if stance_file is None and claims_file is None:
         fail("give --stance and/or --claims")

@@ -117,7 +117,7 @@ ESTIMATOR_OPTIONS = [
     *map(config_option, ("lm", "backend", "lm_dtype", "device", "verifier", "retrieval", "k")),
     *map(config_option, ("np_model", "np_threshold", "np_stopwords", "margin")),
     SETTINGS_OPTION,
-    *map(config_option, ("abstain", "demos", "passage_order", "verify_demos")),
+    *map(config_option, ("abstain", "clean", "demos", "passage_order", "verify_demos")),
     *map(config_option, ("fact_context", "verify_format", "verify_question", "evidence")),
     *map(config_option, ("evidence_budget", "global_evidence", "decompose_prompt")),
     *map(config_option, ("max_sentences", "use_atomic_facts", "cache", "prefix_states")),

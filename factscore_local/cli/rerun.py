@@ -61,14 +61,14 @@ def rerun_cmd(record_file, out, cache, as_json, quiet) -> None:
     from dataclasses import replace
 
     from factscore_local.api import read_generations, run_config
-    from factscore_local.runtime.cache import ResultCache
-    from factscore_local.runtime.run_record import (
+    from factscore_local.pipeline.run_record import (
         RecordError,
         config_from_settings,
         read_record,
         recorded_inputs,
         rerun_problems,
     )
+    from factscore_local.runtime.cache import ResultCache
 
     try:
         record = read_record(record_file)

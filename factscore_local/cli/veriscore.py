@@ -88,7 +88,7 @@ def veriscore_cmd(
         score_responses,
         summarize_veriscore,
     )
-    from factscore_local.runtime.components import build_components
+    from factscore_local.pipeline.components import build_components
 
     require_index(index)
     if k_claims is not None and k_claims <= 0:

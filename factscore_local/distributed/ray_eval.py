@@ -137,7 +137,7 @@ class RayEvaluation:
     """A finished Ray run: its rows in input order, and what the run record needs.
 
     ``components`` stands for the estimator's components in
-    ``runtime.run_record.build_record``: the driver's view of the result cache (with the
+    ``pipeline.run_record.build_record``: the driver's view of the result cache (with the
     workers' hit and miss counts) and the LM the workers loaded.
     """
 
@@ -165,8 +165,8 @@ def group_by_topic(bios: Sequence[Bio]) -> list[list[int]]:
 
 def _run_key(config: EvalConfig, bios: Sequence[Bio]) -> str:
     """What a journal belongs to: the settings (threads aside) and the bios."""
+    from factscore_local.pipeline.run_record import settings_of
     from factscore_local.runtime.cache import key_of
-    from factscore_local.runtime.run_record import settings_of
 
     settings = {k: v for k, v in settings_of(config).items() if k != "threads"}
     return key_of(settings, [(b.source, b.line, b.topic, b.output, b.error) for b in bios])
@@ -288,8 +288,8 @@ def evaluate_with_ray(
     """
     from tqdm import tqdm
 
+    from factscore_local.pipeline.components import Lazy
     from factscore_local.runtime.cache import ResultCache
-    from factscore_local.runtime.components import Lazy
 
     if workers < 1 or threads_per_worker < 1 or gpus_per_worker < 0:
         raise ValueError("workers and threads per worker must be at least 1, GPUs at least 0")

@@ -313,7 +313,7 @@ def make_counterfactuals(
 
 def supported_facts(bios: Iterable[Any], subject: str = "") -> list[SourceFact]:
     """The human atomic facts labeled S of labeled bios (``pipeline.inputs.Bio``)."""
-    from factscore_local.labels.labeled import human_facts
+    from factscore_local.pipeline.labeled import human_facts
 
     return [SourceFact(bio.topic, f.text, subject or bio.source, bio.line, f.sentence)
             for bio in bios for f in human_facts(bio.annotations) if f.label == "S"]  # fmt: skip

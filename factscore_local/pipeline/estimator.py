@@ -18,22 +18,22 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.config import EvalConfig
-from factscore_local.labels.labeled import (
+from factscore_local.pipeline.abstain import is_abstained
+from factscore_local.pipeline.clean import Cleaned, clean_generation
+from factscore_local.pipeline.components import Components, build_components
+from factscore_local.pipeline.inputs import Bio
+from factscore_local.pipeline.labeled import (
     HumanFact,
     LabeledFormatError,
     human_bio_score,
     human_facts,
     model_facts,
 )
-from factscore_local.pipeline.abstain import is_abstained
-from factscore_local.pipeline.clean import Cleaned, clean_generation
-from factscore_local.pipeline.inputs import Bio
 from factscore_local.pipeline.records import BioRow, FactResult, HumanSide
 from factscore_local.pipeline.scoring import score_bio
 from factscore_local.pipeline.sentences import split_sentences
 from factscore_local.pipeline.signals import FactQuery, compute_signals
 from factscore_local.pipeline.verifiers import get_verifier
-from factscore_local.runtime.components import Components, build_components
 
 
 @dataclass
@@ -132,13 +132,13 @@ class Estimator:
                 except LabeledFormatError as exc:
                     w.error = str(exc)
             elif bio.output.strip() and not is_abstained(bio.output, self.config.abstain):
-                cleaned = clean_generation(bio.output)
-                if any(ch.isalpha() for ch in cleaned.text):
-                    w.cleaned = cleaned if cleaned.changed else None
+                cleaned = clean_generation(bio.output) if self.config.clean else None
+                if any(ch.isalpha() for ch in (cleaned.text if cleaned else bio.output)):
+                    w.cleaned = cleaned if cleaned and cleaned.changed else None
                     to_decompose.append(w)
                 else:
-                    kinds = ", ".join(cleaned.removed)
-                    w.error = f"no claim to verify: the output holds only {kinds}"
+                    held = ", ".join(cleaned.removed) if cleaned else "characters with no word"
+                    w.error = f"no claim to verify: the output holds only {held}"
         if to_decompose:
             split = [split_sentences(w.cleaned.text if w.cleaned else w.bio.output)
                      for w in to_decompose]  # fmt: skip

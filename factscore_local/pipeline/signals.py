@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from factscore_local.config import JOINT_NP, EvalConfig
+from factscore_local.pipeline.components import Components
 from factscore_local.pipeline.evidence import cheaper_per_page, page_blocks, shared_blocks
 from factscore_local.pipeline.lexical import coverage as lexical_coverage
 from factscore_local.pipeline.lexical import words_of
@@ -43,7 +44,6 @@ from factscore_local.pipeline.verify_prompt import (
     sentence_prefix,
 )
 from factscore_local.runtime.cache import key_of
-from factscore_local.runtime.components import Components
 
 
 class FactQuery(NamedTuple):

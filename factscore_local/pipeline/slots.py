@@ -26,7 +26,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from factscore_local.labels.counterfactual import NATIONALITIES, NUMBER_WORDS, OCCUPATIONS
 from factscore_local.pipeline.lexical import content_words
 from factscore_local.pipeline.slot_roles import (
     SENTENCE_END,
@@ -36,6 +35,7 @@ from factscore_local.pipeline.slot_roles import (
     page_roles,
     work_year_verdict,
 )
+from factscore_local.pipeline.vocabulary import NATIONALITIES, NUMBER_WORDS, OCCUPATIONS
 
 # A number in digits, with thousands groups and a decimal part ("27,000", "3.5").
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?!\w|[.,]\d)")

@@ -22,6 +22,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from factscore_local.pipeline.records import BioRow
+from factscore_local.pipeline.run_record import describe
 from factscore_local.report import plots
 from factscore_local.report.data import (
     Subject,
@@ -29,7 +30,6 @@ from factscore_local.report.data import (
     subject_summary,
     support_by_position,
 )
-from factscore_local.runtime.run_record import describe
 
 ASSETS = Path(__file__).with_name("assets")
 TEMPLATES = Path(__file__).with_name("templates")

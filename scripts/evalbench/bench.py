@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from factscore_local.labels.labeled import model_facts
+from factscore_local.pipeline.labeled import model_facts
 from scripts.common import labeled_bios, machine
 from scripts.common import log as _log
 
@@ -92,9 +92,9 @@ class Bench:
     def estimator(self, **changes):
         """An estimator on the loaded model with a fresh memory-only cache: nothing comes
         from earlier runs."""
+        from factscore_local.pipeline.components import build_components
         from factscore_local.pipeline.estimator import Estimator
         from factscore_local.runtime.cache import ResultCache
-        from factscore_local.runtime.components import build_components
 
         cfg = dataclasses.replace(self.cfg, **changes)
         parts = build_components(cfg, knowledge=self.ks, cache=ResultCache(None), lm=self.raw)

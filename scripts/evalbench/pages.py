@@ -24,7 +24,7 @@ def facts_by_page_length(ks, data: Path, per_class: int) -> dict[str, list]:
     """Per page-length class, up to per_class model facts of the labeled bios whose page
     falls in it (whole bios in file order, the last one cut), as FactQuery with the bio as
     the group."""
-    from factscore_local.labels.labeled import model_facts
+    from factscore_local.pipeline.labeled import model_facts
     from factscore_local.pipeline.signals import FactQuery
 
     out: dict[str, list] = {name: [] for name, _, _ in PAGE_CLASSES}

@@ -134,7 +134,7 @@ def section_evidence_modes(report: dict, run: Runner, args) -> None:
     ~15 s a fact there, on an even sample of each bio's human facts. Both are compared on
     that sample: AUC of the margin (human S vs not S), agreement with the humans at margin
     0, and seconds per fact."""
-    from factscore_local.labels.labeled import human_facts, model_facts
+    from factscore_local.pipeline.labeled import human_facts, model_facts
     from factscore_local.pipeline.signals import FactQuery
 
     bios = long_page_bios(run, args.evidence_bios)

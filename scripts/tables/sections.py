@@ -9,7 +9,7 @@ import numpy as np
 
 from factscore_local.config import build_config
 from factscore_local.labels.calibration import apply_thresholds
-from factscore_local.labels.labeled import human_facts, model_facts
+from factscore_local.pipeline.labeled import human_facts, model_facts
 from factscore_local.pipeline.records import BioRow
 from factscore_local.pipeline.verifiers import Thresholds
 from scripts.tables.markdown import md_results
@@ -108,9 +108,9 @@ def section_ablation_evidence(report: dict, run: Runner, args) -> None:
     """No model: for every ChatGPT fact (model and human) of every topic, whether an
     ablation setting changes the passages its prompt shows, against BM25 k=5, in each
     evidence mode; by page length. Where nothing changes, the margin cannot change."""
+    from factscore_local.pipeline.components import build_components
     from factscore_local.pipeline.signals import FactQuery, _judged_on, _own_passages
     from factscore_local.pipeline.verify_prompt import passage_token_counter
-    from factscore_local.runtime.components import build_components
 
     bios = run.bios(args.topics, subjects=("ChatGPT",))
     queries = [

@@ -1,0 +1,147 @@
+"""The FActScore a user gets: from raw text through the project's own decomposition, beside
+the paper's setting (InstructGPT's ``model-atomic-facts``), on the dev bios (issue 47).
+
+    python -m scripts.bench_raw_text --index dev-index --topics 98 \\
+        --cache bench-out/raw-text-bench.db \\
+        --seed-cache scripts/cache/dev-tables-98.jsonl.gz \\
+        --seed-cache scripts/cache/rivals-98.jsonl.gz \\
+        --seed-cache scripts/cache/own-decomp-98.jsonl.gz \\
+        --seed-cache scripts/cache/raw-text-98-part1.jsonl.gz ... --results raw-text-98
+
+Two runs of the estimator over the same bios, every model result from the cache:
+
+- the tables' main pass (``scripts.tables``: page evidence, model atomic facts and the
+  human atomic facts, the rivals rule's signals), whose human facts fit the rule;
+- the raw-text pass: each output cleaned, split and decomposed by the embedded 1.5B model
+  (the committed ``own-decomp-98`` generations), its facts verified with the defaults of
+  ``fscore eval`` (``scripts/raw_text_run.py`` computed them, hours of 2 cores).
+
+The default rule is cross-fitted over the topic halves (its weights fitted on the other
+half's human facts, ER objective, as in the tables) and decides both. Per subject: ER, the
+bio-level mean absolute error and facts per response, from raw text and from the model
+atomic facts of the same run. ``--rule`` measures another fitted rule the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from factscore_local.pipeline.labeled import human_bio_score
+from factscore_local.pipeline.records import BioRow, HumanSide
+from factscore_local.pipeline.verifiers import NUMBER_YEAR_VETO_RULE, RIVALS_RULE
+from scripts.common import (
+    SUBJECTS,
+    Stopwatch,
+    add_cache_options,
+    add_data_option,
+    data_root,
+    results_record,
+    seed_cache,
+    write_results,
+)
+from scripts.tables.runner import Runner, crossfit
+
+PASSES = ("raw text", "model atomic facts")
+
+
+def with_human_scores(rows: list[BioRow], bios) -> list[BioRow]:
+    """Raw-text rows with the humans' score of their bio (no human facts: ER and the
+    bio-level error need the score alone)."""
+    labeled = {(b.source, b.line): b for b in bios}
+    out = []
+    for row in rows:
+        bio = labeled[(row.source, row.line)]
+        if bio.annotations is None:  # the humans' file says the LM abstained
+            out.append(replace(row, human=HumanSide(None, 0, ())))
+            continue
+        score, n_facts = human_bio_score(bio.annotations)
+        out.append(replace(row, human=HumanSide(score, n_facts, ())))
+    return out
+
+
+def subject_figures(rows: list[BioRow]) -> dict:
+    from factscore_local.labels.validation import subject_name, validate_rows
+
+    v = validate_rows(rows, bootstrap=1000)
+    out = {}
+    for subject in SUBJECTS:
+        s = v["subjects"][subject]
+        facts = [len(r.decisions) for r in rows
+                 if subject_name(r.source) == subject and r.responded]  # fmt: skip
+        out[subject] = {
+            "human": s["er_human_score"],
+            "estimated": s["er_estimated_score"],
+            "er": s["error_rate"],
+            "er_low": s["error_rate_ci95"][0],
+            "er_high": s["error_rate_ci95"][1],
+            "bio_mae": s["bio_mae"],
+            "facts_per_response": round(float(np.mean(facts)), 1) if facts else None,
+            "bios": s["n_er_bios"],
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    import sys
+
+    argv = sys.argv[1:] if argv is None else argv
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--index", type=Path, required=True)
+    add_cache_options(ap, Path("bench-out/raw-text-bench.db"))
+    add_data_option(ap)
+    ap.add_argument("--lm", default=None)
+    ap.add_argument("--topics", type=int, default=98)
+    ap.add_argument("--rule", default=NUMBER_YEAR_VETO_RULE)
+    ap.add_argument("--no-clean", action="store_true",
+                    help="decompose the outputs as written (the committed own-decomp-98)")
+    ap.add_argument("--results", default=None, help="write scripts/results/NAME.json")
+    ap.add_argument("--results-out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    watch = Stopwatch()
+    seed_cache(args.cache, args.seed_cache, "raw-text")
+    data = data_root(args.data)
+    run = Runner(args.index, args.cache, data, args.lm, None, "page")
+    bios = run.bios(args.topics)
+    with watch("model atomic facts"):
+        main_rows = run.rows("model atomic facts", bios, verifier=RIVALS_RULE)
+    with watch("raw text"):
+        own = run.rows("raw text", bios, use_atomic_facts=False, validate=False,
+                       evidence="auto", chunk_bios=3, clean=not args.no_clean)  # fmt: skip
+    own = with_human_scores(own, bios)
+    figures: dict = {}
+    fitted_all = {}
+    for name, rows in (("raw text", own), ("model atomic facts", main_rows)):
+        decided, fitted = crossfit(main_rows, rows, args.rule, "er")
+        fitted_all[name] = fitted
+        for subject, values in subject_figures(decided).items():
+            for key, value in values.items():
+                figures[f"{name}/{subject}/{key}"] = value
+    for subject in SUBJECTS:
+        figures[f"raw text minus atomic facts/{subject}/er"] = round(
+            figures[f"raw text/{subject}/er"] - figures[f"model atomic facts/{subject}/er"], 2
+        )
+    computed = {name: t["computed"] for name, t in run.timings.items()}
+    print("\n".join(f"{k}: {v}" for k, v in figures.items()))
+    if args.results or args.results_out:
+        record = results_record(
+            args.results or "raw-text",
+            "scripts.bench_raw_text",
+            argv,
+            {"labeled": "factscore/labeled-dev (all three subjects)", "topics": args.topics,
+             "bios": len(bios), "rule": args.rule, "objective": "er",
+             "decomposition": "the outputs as written (scripts/cache/own-decomp-98)"
+             if args.no_clean else "the outputs cleaned of markup (pipeline/clean.py)",
+             "cross_fitted_weights": fitted_all},  # fmt: skip
+            figures,
+            watch,
+            computed=computed,
+        )
+        write_results(record, args.results_out)
+
+
+if __name__ == "__main__":
+    main()
