@@ -214,8 +214,8 @@ class EvalConfig:
     )
     clean: bool = setting(
         True,
-        "Take citation markers ([1], [1][2], [2018]), footnote marks, URLs and markdown out "
-        "of an output before its sentences are split and decomposed.",
+        "Take citation markers ([1], [2018], [citation needed]), footnote marks, URLs and "
+        "markdown out of an output before its sentences are split and decomposed.",
         negatable=True,
     )
     use_atomic_facts: bool = setting(
