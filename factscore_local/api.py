@@ -273,6 +273,8 @@ def calibrate(
     n_samples: int | None = None,
     topic_half: int | None = None,
     progress: bool = False,
+    head: str | Path | None = None,
+    head_kind: str = "logistic",
     **settings: Any,
 ) -> dict:
     """Fit the verifier's thresholds on human-labeled bios (what ``fscore calibrate`` does).
@@ -288,6 +290,9 @@ def calibrate(
         n_samples: As for :func:`evaluate`.
         topic_half: Fit on this half only, to measure on the other.
         progress: Show progress bars.
+        head: Also train a state head on the human facts' hidden states and write it
+            here (``.npz``); a verifier that weighs a head is then fitted with it.
+        head_kind: ``"logistic"`` or ``"mlp"`` (one hidden layer).
         **settings: ``EvalConfig`` field names and values.
 
     Returns:
@@ -305,8 +310,14 @@ def calibrate(
     config = load_config(index, cache=cache, settings_file=settings_file,
                          **{**settings, "validate": True})  # fmt: skip
     bios, paths = read_generations(generations, n_samples, topic_half)
-    rows = Estimator(config).run(bios, None, progress=progress)
-    fitted = fit(collect(rows), config.verifier, objective, config.thresholds)
+    if head is not None:
+        from factscore_local.labels.head_calibration import calibrate_with_head
+
+        fitted = calibrate_with_head(config, bios, Path(head), head_kind, objective,
+                                     progress=progress)  # fmt: skip
+    else:
+        rows = Estimator(config).run(bios, None, progress=progress)
+        fitted = fit(collect(rows), config.verifier, objective, config.thresholds)
     fitted["np_model"] = config.np_model_spec
     fitted["lm"] = config.lm
     fitted["fitted_on"] = {

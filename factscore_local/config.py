@@ -239,11 +239,9 @@ class EvalConfig:
         "~28 KB a token for the 1.5B model): a later run on the same pages loads it instead "
         "of reading them again; same results. Off by default.",
     )
-    # The verdict position's hidden state, read in the verification pass and cached beside
-    # its logits (the head's input); verifiers that read a head turn it on.
-    read_states: bool = setting(
-        False, "Also read and cache each verdict's final hidden state.", cli=False
-    )
+    read_states: bool = setting(False, "Also cache each verdict's hidden state.", cli=False)
+    head: Path | None = setting(None, "A state head (.npz, from 'fscore calibrate --head') for "
+                                "the head rules; default: the LM's, in data/heads/.", cli=False)
     seed: int = setting(0, "Seed of the random verifier.")
     # 1 writes each bio's row as soon as it is scored (a page's KV prefix still carries
     # over to the next bio).
@@ -333,7 +331,7 @@ DEFAULTS: dict[str, Any] = {
     f.name: f.default for f in fields(EvalConfig) if f.default is not MISSING
 }
 # What a settings file of ``fscore calibrate`` may set.
-SETTINGS_KEYS = ("verifier", "margin", "np_threshold", "np_model", "rule_weights")
+SETTINGS_KEYS = ("verifier", "margin", "np_threshold", "np_model", "rule_weights", "head")
 # Thresholds or a rule fitted on the dev labels for an embedded model (written by ``fscore
 # calibrate``; see docs/benchmarks/), applied when that model is used and neither an option
 # nor a settings file gives them; "verifier" is the model's default verifier.

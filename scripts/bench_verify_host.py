@@ -96,7 +96,7 @@ def prefix_reads(raw, chunks, old: bool) -> dict:
     ``str`` of (prompt, prefix), ids order within a slice) or as now (both by prefix). A
     prefix with two levels counts its outer one (the page; sentences are counted apart)."""
     from factscore_local.lm.base import _prefix_order
-    from factscore_local.pipeline.components import SLICE_TRUE_FALSE, _by_prefix
+    from factscore_local.pipeline.cached_models import SLICE_TRUE_FALSE, _by_prefix
 
     held, reads, tokens = None, 0, 0
     for prompts, inner, bases in chunks:

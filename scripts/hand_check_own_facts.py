@@ -22,7 +22,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from scripts.common import SUBJECTS, data_root, write_results
+from scripts.common import SUBJECTS, data_root, results_record, write_results
 from scripts.own_facts import own_facts
 
 PER_SUBJECT = {"InstructGPT": 33, "ChatGPT": 33, "PerplexityAI": 34}
@@ -52,25 +52,11 @@ def record(sample: list[dict], verdicts: dict[str, str], name: str, argv: list[s
         figures[f"{subject}/standalone_pct"] = round(100 * alone / len(facts), 1)
     for problem, n in sorted(Counter(c["problem"] for c in checked if c["problem"]).items()):
         figures[f"problem/{problem}"] = n
-    record = {
-        "name": name,
-        "command": "python -m scripts.hand_check_own_facts " + " ".join(argv),
-        "module": "scripts.hand_check_own_facts",
-        "argv": argv,
-        "replay": False,
-        "recorded_because": "a reading by hand",
-        "data": {"labeled": "factscore/labeled-dev (all three subjects)",
-                 "decomposition": "scripts/cache/own-decomp-98.jsonl.gz",
-                 "sample": len(sample)},  # fmt: skip
-        "hand_check": checked,
-        "figures": figures,
-    }
-    import datetime
-
-    from scripts.common import git_commit, machine
-
-    now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    record.update(commit=git_commit(), date=now, machine=machine())
+    data = {"labeled": "factscore/labeled-dev (all three subjects)",
+            "decomposition": "scripts/cache/own-decomp-98.jsonl.gz", "sample": len(sample)}
+    record = results_record(name, "scripts.hand_check_own_facts", argv, data, figures,
+                            replay=False, recorded_because="a reading by hand",
+                            hand_check=checked)  # fmt: skip
     write_results(record)
     return figures
 

@@ -19,26 +19,28 @@ from pathlib import Path
 from factscore_local.config import EvalConfig
 from factscore_local.lm.base import cut_loop
 from factscore_local.pipeline.abstain import is_abstained
+from factscore_local.pipeline.cached_models import CachedLM
 from factscore_local.pipeline.clean import clean_generation
 from factscore_local.pipeline.components import Lazy, _decomposer, model_identity
 from factscore_local.pipeline.sentences import split_sentences
-from factscore_local.runtime.cache import ResultCache, key_of
+from factscore_local.runtime.cache import ResultCache
 from scripts.common import SUBJECTS, add_cache_options, add_data_option, data_root, labeled_bios
 from scripts.common import seed_cache as import_seeds
 
 
 class CacheOnlyLM:
-    """Generations looked up in the cache as ``CachedLM`` keys them; one that is missing is
-    counted and read as an empty output (nothing is stored)."""
+    """Generations looked up where ``CachedLM`` keeps them; one that is missing is counted
+    and read as an empty output (nothing is stored)."""
 
     def __init__(self, cache: ResultCache, model_id: str) -> None:
-        self.cache, self.model_id = cache, model_id
+        self.cached = CachedLM(None, cache, model_id)
         self.missing = 0
 
     def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
         out = []
         for prompt in prompts:
-            text = self.cache.get(key_of("gen", self.model_id, prompt, max_new_tokens, stop))
+            key = self.cached.generation_key(prompt, max_new_tokens, stop)
+            text = self.cached.cache.get(key)
             self.missing += text is None
             out.append(cut_loop(text or ""))
         return out

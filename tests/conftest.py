@@ -67,6 +67,19 @@ def db_index(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def hf_small_lm():
+    """The small GGUF on the transformers backend (dequantized to float32) on the CPU,
+    loaded once for the session: each load takes about a minute."""
+    pytest.importorskip("transformers")
+    from factscore_local.lm import load_lm
+    from factscore_local.model_store import SMALL_LM, installed_path
+
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    return load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu")
+
+
 @contextmanager
 def judged_prompts(raw) -> Iterator[list[str]]:
     """The verification prompts a loaded LM judges while the block runs."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from pathlib import Path
 
 from factscore_local.runtime.cache import ResultCache, key_of
 
@@ -143,3 +145,33 @@ def test_a_damaged_export_adds_nothing(tmp_path):
         with pytest.raises(ValueError, match=message):
             target.import_file(path)
     assert target.conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 0
+
+
+def _open_and_write(path: str, barrier, results) -> None:
+    barrier.wait()  # every process opens the new file at the same moment
+    try:
+        ResultCache(Path(path)).put_many("k", {f"key-{os.getpid()}": 1})
+        results.put("ok")
+    except Exception as exc:  # noqa: BLE001 - the test reports whatever went wrong
+        results.put(repr(exc))
+
+
+def test_processes_opening_a_new_cache_at_once_all_get_it(tmp_path):
+    """Ray workers start together on one new cache file: SQLite answers 'database is
+    locked' at once to some of them while another switches the file to WAL (7 of 120
+    opens failed before the open retried); every open must succeed."""
+    import multiprocessing as mp
+
+    outcomes = []
+    for i in range(20):
+        barrier, results = mp.Barrier(4), mp.Queue()
+        path = str(tmp_path / f"c{i}.db")
+        procs = [mp.Process(target=_open_and_write, args=(path, barrier, results))
+                 for _ in range(4)]  # fmt: skip
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(timeout=120)
+        outcomes += [results.get(timeout=10) for _ in procs]
+        assert len(ResultCache(Path(path)).conn.execute("SELECT key FROM results").fetchall()) == 4
+    assert outcomes == ["ok"] * 80

@@ -151,7 +151,7 @@ def test_joint_np_comes_from_the_verification_pass(db_index, tmp_path):
     the statement probability of the fact's own prompt evaluated alone."""
     from factscore_local.npm.causal_np import content_probability, skip_ids
 
-    from factscore_local.pipeline.components import _statement_span
+    from factscore_local.pipeline.cached_models import _statement_span
 
     bio = next(iter(read_bios(require(CHATGPT))))
     atoms = [f["text"] for s in bio.annotations for f in s.get("model-atomic-facts") or []][:6]

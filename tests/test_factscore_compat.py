@@ -104,6 +104,7 @@ def test_dev_db_source_without_lm(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # minutes with the default model; the drop-in's other tests run in CI
 def test_readme_example_with_the_import_changed(tmp_path):
     bios = _two_short_bios()
     topics = [b["topic"] for b in bios]

@@ -99,6 +99,7 @@ def test_labeled_topics_report_error_rate_and_f1(tmp_path, db_index):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # minutes; test_labeled_topics_report_error_rate_and_f1 runs the task in CI
 def test_lm_eval_runs_the_task_end_to_end(tmp_path, db_index):
     model = tmp_path / "model"  # lm-eval's hf backend reads a GGUF from a model directory
     model.mkdir()

@@ -87,7 +87,7 @@ def test_judging_reads_the_statement_tokens_from_the_same_pass(small_lm):
     match a teacher-forced pass, and values that do not depend on the other prompts."""
     from factscore_local.npm.causal_np import content_probability, skip_ids
 
-    from factscore_local.pipeline.components import _statement_span
+    from factscore_local.pipeline.cached_models import _statement_span
 
     statements = ["Marie Curie was born in Warsaw.", "Marie Curie was born in Lisbon."]
     prompts = [
@@ -118,9 +118,9 @@ def test_judging_reads_the_statement_tokens_from_the_same_pass(small_lm):
 
 
 @pytest.fixture(scope="module")
-def hf_lm():
+def hf_lm(hf_small_lm):
     """The small GGUF on the transformers backend (dequantized to float32), on the CPU."""
-    return load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu")
+    return hf_small_lm
 
 
 def test_a_dtype_is_the_transformers_backends_alone(small_lm, hf_lm):
@@ -138,7 +138,7 @@ def test_transformers_backend_judges_like_llama_cpp(small_lm, hf_lm):
     """The same GGUF through transformers (dequantized to float32): the statement is found
     in its tokens and the margin and statement log-probabilities agree with llama.cpp's up
     to quantized arithmetic."""
-    from factscore_local.pipeline.components import _statement_span
+    from factscore_local.pipeline.cached_models import _statement_span
 
     hf = hf_lm
     statement = "Marie Curie was born in Warsaw."
@@ -158,7 +158,7 @@ def test_batched_tails_judge_as_one_prompt_at_a_time(hf_lm):
     """On a GPU the transformers backend runs the tails after a shared page as padded
     batches: margins and statement log-probabilities are those of one prompt at a time
     (float32 on the CPU here), in groups that do not divide the prompts evenly."""
-    from factscore_local.pipeline.components import _statement_span
+    from factscore_local.pipeline.cached_models import _statement_span
 
     cities = ["Warsaw", "Lisbon", "Paris", "the city of Kraków in southern Poland", "Vienna"]
     statements = [f"Marie Curie was born in {c}." for c in cities]
@@ -200,7 +200,7 @@ def test_prompts_tokenized_from_their_prefix_as_whole(small_lm):
     prompts), and the statement is found by its tokens' bytes: both give exactly what
     tokenizing every prompt whole, and again cut at the statement's ends, gives; also where
     the prefix ends inside a word (no clean split: tokenized whole) and with non-ASCII text."""
-    from factscore_local.pipeline.components import _statement_span
+    from factscore_local.pipeline.cached_models import _statement_span
 
     statements = ["Zoë Saldaña was born in Passaic.", "She was born in Warsaw.", "Curie — née."]
     texts = [f"Is it supported?\n\n{PASSAGE}\n\nStatement: {s} True or False?" for s in statements]
@@ -244,7 +244,7 @@ def test_a_prefix_is_read_once_across_slices(small_lm):
     """Prompts of two prefixes in more than one stored slice: each prefix is evaluated once
     (the slice that holds both starts with the prefix the previous slice left in the
     model's cache), and the values are those of each prompt judged alone."""
-    from factscore_local.pipeline.components import SLICE_TRUE_FALSE, CachedLM
+    from factscore_local.pipeline.cached_models import SLICE_TRUE_FALSE, CachedLM
     from factscore_local.runtime.cache import ResultCache
 
     # "Bob" sorts after "Anna" as text, before it as token ids (checked below).
@@ -334,7 +334,7 @@ def test_sentences_after_a_shared_page_read_it_once_and_judge_as_alone(small_lm,
     and plain prompts of one page, judged together, read the page once and each sentence
     once, and give exactly the values of each prompt judged alone from an empty cache; a
     page stored by a plain prompt is loaded, not read, for the sentences."""
-    from factscore_local.pipeline.components import _statement_span
+    from factscore_local.pipeline.cached_models import _statement_span
     from factscore_local.pipeline.verify_prompt import retrieve_lm_prompt, sentence_prefix
 
     passages = [("Marie Curie", " ".join([PASSAGE] * 16))]

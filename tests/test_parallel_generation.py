@@ -95,6 +95,7 @@ def test_without_the_loop_stop_the_generator_runs_on_as_llama_cpp_does(small_lm)
     assert small_lm._text(unstopped) == full["choices"][0]["text"]
 
 
+@pytest.mark.heavy  # the GPU path's generation (minutes on a CPU; a GPU run checks it)
 def test_transformers_generates_in_left_padded_batches_as_one_at_a_time():
     """On a GPU the transformers backend decodes several prompts at once (left-padded,
     each stopping on its own); in float32 the outputs are those of one at a time, in

@@ -8,7 +8,7 @@ import pytest
 
 from factscore_local.lm import load_lm
 from factscore_local.model_store import SMALL_LM, installed_path
-from factscore_local.pipeline.components import CachedLM, _statement_span
+from factscore_local.pipeline.cached_models import CachedLM, _statement_span
 from factscore_local.runtime.cache import ResultCache
 from factscore_local.runtime.states import decode_state, encode_state, rounded
 
@@ -72,11 +72,10 @@ def test_llama_cpp_reads_a_state_per_verdict_without_moving_the_verdicts(small_l
         np.testing.assert_allclose(lp_b, lp_a, atol=1e-2)
 
 
-def test_both_backends_read_the_same_state(small_lm):
+def test_both_backends_read_the_same_state(small_lm, hf_small_lm):
     """transformers (the GGUF dequantized, float32) and llama.cpp (quantized arithmetic)
     read the state after the final norm at the same position."""
-    pytest.importorskip("transformers")
-    hf = load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu")
+    hf = hf_small_lm
     _, ours = _judged(small_lm, True)
     _, theirs = _judged(hf, True)
     for a, b in zip(ours, theirs, strict=True):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from factscore_local.config import EvalConfig
-from factscore_local.pipeline.components import _statement_span
+from factscore_local.pipeline.cached_models import _statement_span
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.verify_prompt import (
     DEMO_JUDGEMENTS,

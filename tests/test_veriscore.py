@@ -140,6 +140,7 @@ def test_veriscore_runs_end_to_end_with_global_evidence(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # the same mechanism as test_shared_evidence.py's, through VeriScore
 def test_shared_evidence_reads_a_block_once_and_decides_as_a_fresh_full_prompt(tmp_path, xml_index):
     """Claims of one response share the union of their top-k (deduplicated, grouped by
     page); the block is evaluated once, the verdicts match a fresh whole-prompt evaluation

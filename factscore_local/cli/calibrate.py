@@ -27,8 +27,22 @@ from factscore_local.cli.output import fail
     show_default=True,
     help="'er': mean error rate over the input files; 'f1': micro-F1 on not-supported facts.",
 )
+@click.option(
+    "--head",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also train a state head (a model over the LM's hidden state at its verdict) on "
+    "the human facts and write it here (.npz); a verifier with 'head' weighs it.",
+)
+@click.option(
+    "--head-kind",
+    type=click.Choice(["logistic", "mlp"]),
+    default="logistic",
+    show_default=True,
+    help="The head: logistic regression, or an MLP with one hidden layer.",
+)
 @click.pass_context
-def calibrate_cmd(ctx, out, objective, **opts) -> None:
+def calibrate_cmd(ctx, out, objective, head, head_kind, **opts) -> None:
     """Fit the verifier's thresholds (margin, NP) on human-labeled bios."""
     from factscore_local.api import calibrate
 
@@ -43,6 +57,8 @@ def calibrate_cmd(ctx, out, objective, **opts) -> None:
             n_samples=opts["n_samples"],
             topic_half=opts["topic_half"],
             progress=not opts["quiet"],
+            head=head,
+            head_kind=head_kind,
             **chosen_settings(ctx, opts),
         )
     except RUN_ERRORS as exc:
@@ -57,6 +73,7 @@ def calibrate_cmd(ctx, out, objective, **opts) -> None:
         f"(objective {objective}; on {settings['n_bios']} bios: ER "
         f"{settings['defaults']['error_rate']} -> {settings['fit']['error_rate']}, F1 "
         f"{settings['defaults']['f1_micro']} -> {settings['fit']['f1_micro']}); wrote {out}"
+        + (f" and the head {head}" if head else "")
     )
 
 

@@ -66,11 +66,17 @@ def paper_figures() -> dict[str, str]:
     default=None,
     help="Only the first N lines of each file (a quick check).",
 )
+@click.option(
+    "--stance-head",
+    default=None,
+    help="A stance head (.npz) that decides the stance from the LM's hidden state; "
+    "default: the one shipped for the LM, if any; 'none': the label words' logits.",
+)
 @config_option("cache")
 @click.option("--quiet", is_flag=True)
 def factcheck_cmd(
-    index, stance_file, claims_file, out, lm, device, k, margin, no_correction, limit, cache,
-    quiet,
+    index, stance_file, claims_file, out, lm, device, k, margin, no_correction, limit,
+    stance_head, cache, quiet,
 ) -> None:  # fmt: skip
     """Factcheck-Bench offline: stance of evidence (subtask 3), claim verification with
     evidence from the whole index, and correction (subtask 4); scores against the labels."""
@@ -84,6 +90,7 @@ def factcheck_cmd(
         run_stance,
         stance_scores,
     )
+    from factscore_local.methods.factcheck.stance_head import run_stance_head
     from factscore_local.pipeline.components import build_components
 
     if stance_file is None and claims_file is None:
@@ -96,6 +103,10 @@ def factcheck_cmd(
         claims = read_claims(claims_file)[:limit] if claims_file else []
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
+    try:
+        head = _stance_head(stance_head, lm) if stance else None
+    except ValueError as exc:
+        fail(str(exc))
     parts = build_components(config)
     out.mkdir(parents=True, exist_ok=True)
     summary: dict = {"index": str(index), "lm": lm, "k": k, "margin": margin}
@@ -106,7 +117,11 @@ def factcheck_cmd(
         parts.progress.attach(bar if not quiet else None)
         try:
             cached = parts.lm.get()
-            if name == "stance":
+            if name == "stance" and head is not None:
+                results = run_stance_head(items, cached, head)
+                summary["stance"] = stance_scores(results, crossfit=False)
+                summary["stance_head"] = head.record
+            elif name == "stance":
                 results = run_stance(items, cached)
                 summary["stance"] = stance_scores(results)
             else:
@@ -125,6 +140,19 @@ def factcheck_cmd(
     summary["paper"] = paper_figures()
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", "utf-8")
     print_factcheck(summary)
+
+
+def _stance_head(option: str | None, lm: str | None):
+    """The stance head asked for: a file, none, or the one shipped for the LM (if any)."""
+    from factscore_local.config import model_name
+    from factscore_local.methods.factcheck.stance_head import shipped_stance_head
+    from factscore_local.pipeline.state_head import load_head
+
+    if option == "none":
+        return None
+    if option is None:
+        return shipped_stance_head(model_name(lm))
+    return load_head(option)
 
 
 def print_factcheck(summary: dict) -> None:

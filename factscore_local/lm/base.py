@@ -22,7 +22,6 @@ prompt and its two cut points alone.
 from __future__ import annotations
 
 import contextlib
-import functools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -67,34 +66,6 @@ class LMStats:
     evaluated_tokens: int = 0  # tokens actually run through the model (the rest reused)
     generated_tokens: int = 0
     extra: dict = field(default_factory=dict)
-
-
-def render_chat(template: str | None, user: str, bos: str = "", eos: str = "") -> str:
-    """A user turn plus the assistant's opening, with the model's own chat template."""
-    if not template:
-        return user
-    return _compiled_template(template).render(
-        messages=[{"role": "user", "content": user}],
-        add_generation_prompt=True,
-        bos_token=bos,
-        eos_token=eos,
-    )
-
-
-@functools.lru_cache(maxsize=8)
-def _compiled_template(template: str):
-    """A chat template compiled once: compiling Qwen2.5's takes ~6 ms, rendering it ~10 µs,
-    and a run renders a prompt per fact (py-spy: 13% of the samples of a verification run's
-    first 20 s were spent compiling it again for each prompt)."""
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-
-    def raise_exception(message: str) -> None:
-        raise ValueError(message)
-
-    env.globals["raise_exception"] = raise_exception
-    return env.from_string(template)
 
 
 def log_normaliser(rows: np.ndarray) -> np.ndarray:
@@ -292,7 +263,8 @@ class LocalLM(PromptTokens, ABC):
     ) -> np.ndarray:
         """(n_prompts, n_labels): the next-token logit of each label after each prompt (the
         highest over the label's words' first tokens), from one forward pass per prompt.
-        ``prefixes`` as in ``true_false``."""
+        ``prefixes`` as in ``true_false``. With ``read_states``, ``last_states`` then holds
+        each prompt's final hidden state where the labels are read."""
         label_ids = self.choice_ids(labels)
         if prefixes is None:
             encoded, cuts = [self.prompt_ids(p) for p in prompts], [0] * len(prompts)
@@ -300,10 +272,17 @@ class LocalLM(PromptTokens, ABC):
             encoded, cuts = self._encode(prompts, prefixes)
         order = _prefix_order(encoded, prefixes)
         out = np.zeros((len(prompts), len(labels)))
+        states: list[np.ndarray | None] = [None] * len(prompts)
         for i in order:
+            self._captured = []
             logits = self._canonical_logits(encoded[i], cuts[i], 1)[0]
             self.stats.prompts += 1
             out[i] = [max(logits[t] for t in ids) for ids in label_ids]
+            if self.read_states:  # the state where the label is read, as for a verdict
+                if not self._captured:
+                    raise RuntimeError(f"{self.backend}: no hidden state read for a choice")
+                states[i] = self._captured[-1]
+        self.last_states = states
         return out
 
     def true_false_with_statement(

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.extras import require
-from factscore_local.lm.base import LocalLM, cut_at_stop, render_chat
+from factscore_local.lm.base import LocalLM, cut_at_stop
+from factscore_local.lm.chat import render_chat
 from factscore_local.runtime.device import DeviceError, is_gpu, resolve_device
 
 

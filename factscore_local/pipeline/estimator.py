@@ -48,6 +48,7 @@ class _Work:
     human_score: tuple[float, int] | None = None  # (score, facts) of the humans' bio
     skipped_sentences: int = 0
     cleaned: Cleaned | None = None  # the output without its markup, when it had some
+    written: dict[str, str] = field(default_factory=dict)  # cleaned sentence -> as written
     decisions: list[FactResult] = field(default_factory=list)
     human_decisions: list[FactResult] = field(default_factory=list)
 
@@ -92,11 +93,8 @@ class Estimator:
             ]
         )
         for (w, sentence, _), result in zip(model_items, results, strict=False):
-            w.decisions.append(replace(result, sentence=sentence))
-        for w in ready:
-            written = self._as_written(w, [d.sentence or "" for d in w.decisions])
-            w.decisions = [replace(d, sentence=s) for d, s in zip(w.decisions, written,
-                                                                  strict=True)]  # fmt: skip
+            # The rows show the sentence as the output wrote it (markers included).
+            w.decisions.append(replace(result, sentence=w.written.get(sentence, sentence)))
         for (w, fact), result in zip(human_items, results[len(model_items) :], strict=True):
             w.human_decisions.append(replace(result, label=fact.label))
         return [self._row(w) for w in work]
@@ -147,18 +145,12 @@ class Estimator:
             decomposed = self.components.decomposer.get().run_split(split)
             for w, pairs in zip(to_decompose, decomposed, strict=True):
                 w.facts = [(s.text, f) for s, fs in pairs for f in fs] or None
-
-    @staticmethod
-    def _as_written(w: _Work, sentences: list[str]) -> list[str]:
-        """Each fact's sentence as the output writes it (markers and markup included)."""
-        if w.cleaned is None:
-            return sentences
-        out, at, seen = [], 0, {}
-        for sentence in sentences:
-            if sentence not in seen:
-                seen[sentence], at = w.cleaned.original_span(sentence, at)
-            out.append(seen[sentence].strip())
-        return out
+                if w.cleaned is not None:
+                    at = 0
+                    for s, _ in pairs:
+                        if s.text not in w.written:
+                            original, at = w.cleaned.original_span(s.text, at)
+                            w.written[s.text] = original.strip()
 
     def _collect_human_facts(self, work: list[_Work]) -> None:
         for w in work:
@@ -219,6 +211,7 @@ class Estimator:
                 is_supported=bool(decided[i]),
                 evidence=signals.evidence[i],
                 block=signals.blocks[i],
+                state=None if signals.states is None else signals.states[i],
                 **{name: values[i] for name, values in recorded.items()},
             )
             for i, q in enumerate(queries)

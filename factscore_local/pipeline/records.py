@@ -7,7 +7,7 @@ verifier did not compute, the human side of an unlabeled bio) are left out of th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -47,8 +47,12 @@ class FactResult:
     coverage: float | None = None  # share of its content words found in its top-k passages
     slots: float | None = None  # its slots in its top-k passages: -1 conflict, 1 confirmed
     rivals: float | None = None  # how far its best rival's margin exceeds its own (rivals.py)
+    head: float | None = None  # a state head's log-odds of supported (state_head.py)
     draw: float | None = None
     block: tuple | None = None  # shared evidence: the passage ids of the block it was judged on
+    # The verdict's hidden state, in memory only (a run that reads states: calibrate --head
+    # trains on it); never written to a row.
+    state: Any = field(default=None, compare=False, repr=False)
 
     def signals(self) -> dict[str, float]:
         """The recorded signal values (what a verifier's rule reads)."""
@@ -60,6 +64,7 @@ class FactResult:
                 ("coverage", self.coverage),
                 ("slots", self.slots),
                 ("rivals", self.rivals),
+                ("head", self.head),
                 ("draw", self.draw),
             )
             if value is not None
@@ -93,6 +98,7 @@ class FactResult:
             coverage=obj.get("coverage"),
             slots=obj.get("slots"),
             rivals=obj.get("rivals"),
+            head=obj.get("head"),
             draw=obj.get("draw"),
             block=None if obj.get("block") is None else tuple(obj["block"]),
         )

@@ -12,6 +12,8 @@
 - ``rivals``: how far the margin of the fact's best rival exceeds its own (``rivals.py``):
   the rivals are judged as facts of their own, in the same call (their prompts share the
   page's evidence prefix, so each costs its statement's tokens);
+- ``head``: a state head's log-odds of supported (``state_head.py``), from the hidden
+  state the margin's pass reads at its verdict (no pass of its own);
 - ``draw``: a uniform number seeded by (seed, topic, fact), so a random decision does not
   depend on the order of facts.
 """
@@ -19,7 +21,7 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -58,11 +60,13 @@ class FactQuery(NamedTuple):
 @dataclass
 class Signals:
     """Signal arrays (unrounded) and each fact's evidence: its own top-k, and the block it
-    was judged against (shared evidence only)."""
+    was judged against (shared evidence only); with ``read_states``, the hidden state of
+    each fact's margin verdict (rows)."""
 
     values: dict[str, np.ndarray]
     evidence: list[tuple[Evidence, ...] | None]
     blocks: list[tuple | None]
+    states: np.ndarray | None = None
 
 
 def compute_signals(
@@ -71,16 +75,19 @@ def compute_signals(
     values: dict[str, np.ndarray] = {}
     evidence: list[tuple[Evidence, ...] | None] = [None] * len(queries)
     blocks: list[tuple | None] = [None] * len(queries)
+    states = None
+    if verifier.uses_head and not config.read_states:  # the head reads the margin's states
+        config = replace(config, read_states=True)
     joint_np = verifier.uses_np and config.np_model_spec == JOINT_NP
     retrieved_margin = verifier.uses_margin and verifier.margin_context != "none"
     if verifier.uses_margin and not retrieved_margin:
-        values["margin"] = no_context_margins(queries, parts, config)
+        values["margin"], states = no_context_margins(queries, parts, config)
     lexical = verifier.uses_coverage or verifier.uses_slots
     if retrieved_margin or joint_np or lexical:
         hits = _own_passages(queries, parts, config.k, config.retrieval)
         rivals, owners = rival_queries(queries, hits) if verifier.uses_rivals else ([], [])
         hits += _own_passages(rivals, parts, config.k, config.retrieval)
-        margins, statement_p, own_passages, evidence, blocks = retrieved_margins(
+        margins, statement_p, own_passages, evidence, blocks, states = retrieved_margins(
             queries + rivals, parts, config, lexical, retrieved_margin, joint_np, hits
         )
         n = len(queries)
@@ -91,6 +98,7 @@ def compute_signals(
             x[:n] for x in (margins, statement_p, evidence, blocks)
         )
         own_passages = OwnPassages(*(x[:n] for x in own_passages))
+        states = None if states is None or not retrieved_margin else states[:n]
         if retrieved_margin:
             values["margin"] = margins
         if joint_np:
@@ -105,7 +113,11 @@ def compute_signals(
         values["draw"] = np.asarray(
             [random.Random(key_of(config.seed, q.topic, q.atom)).random() for q in queries]
         )
-    return Signals(values, evidence, blocks)
+    if verifier.uses_head:
+        if states is None:
+            raise ValueError(f"{verifier.name} reads a head on the LM's margin verdicts")
+        values["head"] = parts.head.get().score(states)
+    return Signals(values, evidence, blocks, states)
 
 
 RIVAL_TIER = 2  # rivals join their facts' blocks, but never grow them (see shared_blocks)
@@ -130,9 +142,10 @@ def _judged(
     atoms: list[str],
     config: EvalConfig,
     with_sentences: bool = False,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """logit(True) - logit(False) (or of the question's other answer words) per prompt
-    text, and the probability of its statement's content tokens, from one pass; the part
+    text, the probability of its statement's content tokens and, with ``read_states``, the
+    hidden state at its verdict (rows; else None), from one pass; the part
     before the statement is the shared prefix, evaluated once for the prompts that have
     it. ``with_sentences``: the texts give their fact's sentence before the statement, and
     the evidence before it is the prefix's outer level, read once for all sentences."""
@@ -144,15 +157,18 @@ def _judged(
     prefixes = [p[: p.rindex(STATEMENT)] for p in prompts]
     bases = [sentence_prefix(p) for p in prompts] if with_sentences else None
     answers = QUESTIONS[config.verify_question][1]
+    states = None
     if config.read_states:  # first: the pass that reads the states also yields the rows
-        lm.judge_states(prompts, prefixes, atoms, answers, bases)
+        states = np.stack(lm.judge_states(prompts, prefixes, atoms, answers, bases))
     rows = lm.judge(prompts, prefixes, atoms, answers, bases)
-    return np.asarray([t - f for t, f, _ in rows], float), np.asarray([p for *_, p in rows])
+    margins = np.asarray([t - f for t, f, _ in rows], float)
+    return margins, np.asarray([p for *_, p in rows]), states
 
 
 def no_context_margins(
     queries: list[FactQuery], parts: Components, config: EvalConfig
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Margins of the no-context prompts, and their states (with ``read_states``)."""
     question = config.verify_question
     texts = [
         no_context_prompt(q.topic, q.atom, question)
@@ -160,7 +176,8 @@ def no_context_margins(
         else open_prompt(q.atom, [], question)
         for q in queries
     ]
-    return _judged(parts, texts, [q.atom for q in queries], config)[0]
+    margins, _, states = _judged(parts, texts, [q.atom for q in queries], config)
+    return margins, states
 
 
 def _own_passages(queries: list[FactQuery], parts: Components, k: int, method: str) -> list:
@@ -226,14 +243,20 @@ def retrieved_margins(
     joint_np: bool = True,
     hits: list | None = None,
 ) -> tuple[
-    np.ndarray, np.ndarray, OwnPassages, list[tuple[Evidence, ...] | None], list[tuple | None]
+    np.ndarray,
+    np.ndarray,
+    OwnPassages,
+    list[tuple[Evidence, ...] | None],
+    list[tuple | None],
+    np.ndarray | None,
 ]:
     """Margins and statement probabilities of the Retrieve→LM prompts, with ``lexical``
     each fact's coverage and slot check by its own top-k passages, its own top-k and the
     block it was judged against. With ``fact_context="sentence"``
     the margin is read from the prompts that give the fact's sentence (when ``margin``)
     and the statement probability from those that do not (when ``joint_np``): after its
-    sentence a statement's tokens are near certain. An array not asked for is NaN."""
+    sentence a statement's tokens are near certain. An array not asked for is NaN. Last,
+    with ``read_states``, the hidden states of the margins' verdicts (else None)."""
     lm = parts.lm.get()
     question, demos = config.verify_question, config.verify_demos
     if hits is None:  # each fact's own top-k, unless the caller retrieved them already
@@ -281,15 +304,18 @@ def retrieved_margins(
     block_ids = [None if b is None else tuple(p.passage_id for p in b) for b in blocks]
     atoms = [q.atom for q in queries]
     if all(a is b for a, b in zip(with_sentence, texts, strict=True)):
-        margins, statement_p = _judged(parts, texts, atoms, config)
+        margins, statement_p, states = _judged(parts, texts, atoms, config)
     else:  # one call, so that a page is read once for both kinds of prompt
         n = len(queries)
         margins = statement_p = np.full(n, np.nan)
         judged = (with_sentence if margin else []) + (texts if joint_np else [])
         judged_atoms = (atoms if margin else []) + (atoms if joint_np else [])
-        values, probabilities = _judged(parts, judged, judged_atoms, config, with_sentences=True)
+        values, probabilities, states = _judged(
+            parts, judged, judged_atoms, config, with_sentences=True
+        )
         if margin:
             margins = values[:n]
+        states = None if states is None or not margin else states[:n]
         if joint_np:
             statement_p = probabilities[-n:]
     n = len(queries)
@@ -297,7 +323,7 @@ def retrieved_margins(
         np.asarray(coverage, float) if lexical else np.full(n, np.nan),
         np.asarray(slots, float) if lexical else np.full(n, np.nan),
     )
-    return margins, statement_p, own_passages, evidence, block_ids
+    return margins, statement_p, own_passages, evidence, block_ids, states
 
 
 def np_values(queries: list[FactQuery], parts: Components, config: EvalConfig) -> np.ndarray:

@@ -12,6 +12,8 @@ A verifier reads *signals*, values the estimator computes and records for every 
   sentence) or neither (0);
 - ``rivals``: how far the margin of the fact's best rival (the fact with a place, person
   or work swapped for another its closest sentences name; ``rivals.py``) exceeds its own;
+- ``head``: the log-odds of supported that a state head (``state_head.py``) reads from
+  the verdict's hidden state in the margin's pass;
 - ``draw``: a uniform number seeded by (seed, topic, fact), for the random baseline.
 
 Its rule turns signal arrays and thresholds into decisions, vectorised, so the same rule
@@ -42,7 +44,7 @@ import numpy as np
 
 from factscore_local.pipeline.slots import NATIONALITY_CONFLICT, NUMBER_CONFLICT, YEAR_CONFLICT
 
-SIGNALS = ("margin", "np", "coverage", "slots", "rivals", "draw")
+SIGNALS = ("margin", "np", "coverage", "slots", "rivals", "head", "draw")
 THRESHOLD_SIGNAL = {"margin": "margin", "np": "np"}  # threshold name -> the signal it cuts
 FITTED = "weights"  # a rule's fitted weights, calibrated as a whole (not a cut of a signal)
 MARGIN_CONTEXTS = ("retrieved", "none")
@@ -62,6 +64,7 @@ FEATURES: dict[str, Callable[[Mapping[str, np.ndarray]], np.ndarray]] = {
     "slot conflict": lambda s: (np.asarray(s["slots"]) < 0).astype(float),
     "slot confirmed": lambda s: (np.asarray(s["slots"]) > 0).astype(float),
     "rival lead": lambda s: s["rivals"],
+    "head": lambda s: s["head"],
     "number conflict": _conflict_of(NUMBER_CONFLICT),
     "number or year conflict": _conflict_of(NUMBER_CONFLICT, YEAR_CONFLICT),
     "number, year or nationality conflict": _conflict_of(
@@ -165,6 +168,10 @@ class Verifier:
         return "rivals" in self.signals
 
     @property
+    def uses_head(self) -> bool:
+        return "head" in self.signals
+
+    @property
     def needs_evidence(self) -> bool:
         retrieved = self.uses_margin and self.margin_context == "retrieved"
         return self.uses_np or self.uses_coverage or self.uses_slots or retrieved
@@ -175,6 +182,16 @@ class Verifier:
         """Decisions (True = supported) for n facts from their signal arrays."""
         decided = np.asarray(self.rule(signals, thresholds), dtype=bool)
         return np.broadcast_to(decided, (n,)).copy()
+
+
+def state_pass(verifier: Verifier) -> Verifier:
+    """The verifier's signals less the head's, the margin included, deciding nothing of
+    use: the pass that reads the states a head is trained on (``fscore calibrate --head``)."""
+    signals = tuple(dict.fromkeys(("margin", *verifier.signals)))
+    return Verifier(
+        verifier.name, tuple(s for s in signals if s != "head"), lambda s, t: True,
+        margin_context=verifier.margin_context,
+    )  # fmt: skip
 
 
 _REGISTRY: dict[str, Verifier] = {}
@@ -273,12 +290,13 @@ RIVALS_RULE_FEATURES = (*SLOTS_RULE_FEATURES, "rival lead")
 
 
 def _slots_rule(
-    name: str, description: str, veto: str | None = None, rivals: bool = False
+    name: str, description: str, veto: str | None = None, rivals: bool = False,
+    head: bool = False,
 ) -> Verifier:
-    """A logistic rule over SLOTS_RULE_FEATURES (and the rival lead), with a veto feature
-    or none."""
-    features = RIVALS_RULE_FEATURES if rivals else SLOTS_RULE_FEATURES
-    signals = ("margin", "np", "coverage", "slots", *(("rivals",) if rivals else ()))
+    """A logistic rule over SLOTS_RULE_FEATURES (and the rival lead, or the state head's
+    score), with a veto feature or none."""
+    features = SLOTS_RULE_FEATURES + ("rival lead",) * rivals + ("head",) * head
+    signals = ("margin", "np", "coverage", "slots") + ("rivals",) * rivals + ("head",) * head
     return register(
         Verifier(
             name,
@@ -322,6 +340,13 @@ RIVALS_RULE = _slots_rule(
     "fact (a place, person or work swapped for another that its closest sentences name)",
     veto="number or year conflict",
     rivals=True,
+).name
+HEAD_RULE = _slots_rule(
+    "retrieve-lm+np+coverage+slots+head+number-year-veto-fitted",
+    "the number-and-year-veto rule, weighing also a state head's score (a model over the "
+    "LM's hidden state at its verdict, trained on human labels; 'fscore calibrate --head')",
+    veto="number or year conflict",
+    head=True,
 ).name
 register(Verifier("always-supported", (), lambda s, t: True, description="baseline"))
 register(Verifier("always-not-supported", (), lambda s, t: False, description="baseline"))

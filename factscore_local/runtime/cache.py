@@ -11,8 +11,10 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import random
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -49,6 +51,30 @@ def content_sha256(path: Path, cache: ResultCache) -> str:
     return digest
 
 
+OPEN_SECONDS = 120.0  # how long an open waits for other processes opening the same file
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    """The cache file's connection, in WAL mode, its table made. Processes that open a new
+    file at the same moment (Ray workers starting) can see "database is locked" while one
+    of them switches it to WAL, which SQLite reports without waiting: retried here."""
+    deadline = time.monotonic() + OPEN_SECONDS
+    while True:
+        conn = sqlite3.connect(path, timeout=60, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, kind TEXT, value TEXT)"
+            )
+            conn.commit()
+            return conn
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(random.uniform(0.05, 0.5))
+
+
 class ResultCache:
     def __init__(self, path: Path | None) -> None:
         self.path = path
@@ -59,12 +85,7 @@ class ResultCache:
         self.conn = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(path, timeout=60, check_same_thread=False)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute(
-                "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, kind TEXT, value TEXT)"
-            )
-            self.conn.commit()
+            self.conn = _open(path)
 
     def get(self, key: str):
         with self._lock:

@@ -1,0 +1,114 @@
+"""The stance head on Factcheck-Bench's dev stance pairs (subtask 3), cross-validated by
+claim, against the label words' logits (issue 48, item 3).
+
+    python -m scripts.bench_stance_head --index dev-index --cache bench-out/stance-head.db \\
+        --results stance-head --ship data/heads/qwen2.5-coder-1.5b-instruct-q4_k_m-stance.npz
+
+One pass of the LM over every pair reads the state where the stance label is read (the
+label logits come from the same pass and are cached beside it). Then, with no model:
+
+- ``label logits``: the four label words' logits as they are, and with a label bias fitted
+  on the other claim half (``fscore factcheck`` without a head);
+- ``head (logistic)``, ``head (mlp)``: each claim half decided by a head trained on the
+  other half's pairs (its regularisation chosen by claim-grouped CV inside that half).
+
+Macro-F1 with four labels and with three (the supports merged), per-label F1. ``--ship``
+writes the logistic head trained on every pair, with what it was fitted on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+from factscore_local.config import EvalConfig, model_name
+from factscore_local.methods.factcheck.data import read_stance_pairs
+from factscore_local.methods.factcheck.pipeline import run_stance, stance_scores
+from factscore_local.methods.factcheck.stance_head import (
+    crossfit_head,
+    stance_states,
+    train_stance_head,
+)
+from factscore_local.pipeline.components import build_components
+from scripts.common import (
+    Stopwatch,
+    add_cache_options,
+    add_data_option,
+    data_root,
+    flatten,
+    git_commit,
+    log,
+    results_record,
+    seed_cache,
+    write_results,
+)
+
+STANCE_FILE = Path("factcheck-bench", "subtask3_claim_evidence_stance-dev.jsonl")
+
+
+def scores(results) -> dict:
+    """Macro-F1 (and per-label F1) with four and three labels."""
+    out = stance_scores(results, crossfit=False)
+
+    def keep(s: dict) -> dict:
+        per_label = {f"f1 {label}": v["f1"] for label, v in s["per_label"].items()}
+        return {"macro_f1": s["macro_f1"], **per_label}
+
+    return {"4 labels": keep(out["four_labels"]), "3 labels": keep(out["three_labels"])}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--index", type=Path, required=True)
+    add_cache_options(ap, Path("bench-out/stance-head.db"))
+    add_data_option(ap)
+    ap.add_argument("--lm", default=None)
+    ap.add_argument("--limit", type=int, default=None, help="only the first N pairs")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--results", default=None)
+    ap.add_argument("--ship", type=Path, default=None)
+    argv = sys.argv[1:] if argv is None else argv
+    args = ap.parse_args(argv)
+    watch = Stopwatch()
+    seed_cache(args.cache, args.seed_cache, "stance")
+    pairs = read_stance_pairs(data_root(args.data) / STANCE_FILE)[: args.limit]
+    parts = build_components(EvalConfig(index=args.index, lm=args.lm, cache=args.cache))
+    lm = parts.lm.get()
+    with watch("states"):
+        states = stance_states(pairs, lm)
+    out = {}
+    logits = run_stance(pairs, lm)  # every logit cached by the states' pass
+    base = stance_scores(logits)
+    out["label logits"] = scores(logits)
+    if "label_bias_crossfitted" in base:
+        bias = base["label_bias_crossfitted"]
+        out["label logits, bias cross-fitted"] = {
+            "4 labels": {"macro_f1": bias["four_labels"]["macro_f1"]},
+            "3 labels": {"macro_f1": bias["three_labels"]["macro_f1"]},
+        }
+    for kind in ("logistic", "mlp"):
+        with watch(kind):
+            out[f"head ({kind})"] = scores(crossfit_head(pairs, states, kind, args.seed))
+        log("stance", f"head ({kind}): {out[f'head ({kind})']}")
+    ok = [p for p in pairs if not p.error]
+    data = {"pairs": len(ok), "claims": len({p.claim for p in ok}), "errors": len(pairs) - len(ok),
+            "model": model_name(args.lm), "file": str(STANCE_FILE),
+            "state_width": int(states.shape[1]),
+            "labels": dict(Counter(p.stance for p in ok))}  # fmt: skip
+    if args.ship:
+        head = train_stance_head(pairs, states, "logistic", args.seed,
+                                 {"model": model_name(args.lm), "fitted_on": data,
+                                  "commit": git_commit()})  # fmt: skip
+        head.save(args.ship)
+        log("stance", f"wrote {args.ship}")
+    print(flatten(out))
+    if args.results:
+        record = results_record(args.results, "scripts.bench_stance_head", argv, data,
+                                flatten(out), watch, computed=parts.cache.misses)  # fmt: skip
+        log("stance", f"wrote {write_results(record)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""A small slice of the soak (scripts/soak.py): an eval killed with SIGKILL and run
+to its end, beside a second process on the same cache, gives the uninterrupted run's rows
+(real 0.5B model). The full soak, with more bios and kills and a Ray worker killed, writes
+scripts/results/soak.json."""
+
+from __future__ import annotations
+
+import pytest
+
+from scripts.soak import soak
+from tests.conftest import SHARED
+
+pytestmark = pytest.mark.slow
+
+
+def test_killed_and_shared_runs_give_the_reference_rows(db_index, tmp_path):
+    from factscore_local.model_store import SMALL_LM, installed_path
+
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    out = soak(db_index, SHARED, tmp_path, n_bios=2, kills=1, seed=1, sentences=2)
+    assert out["kills"] >= 1, out  # a kill landed before the run could finish
+    assert out["cache_integrity"] == "ok"
+    for run in ("killed", "beside"):
+        assert out[run] == {"rows": 2, "each_bio_once": True, "identical_rows": 2}, out
