@@ -29,12 +29,18 @@ def test_calibrate_trains_a_head_that_eval_weighs(db_index, tmp_path):
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
-    args = ["--index", str(db_index), "--input", str(require(DEV / "InstructGPT.jsonl")),
-            "--use-atomic-facts", "--lm", SMALL_LM, "--verifier", HEAD_RULE, "--quiet"]  # fmt: skip
+    bios = tmp_path / "bios.jsonl"  # four labeled bios, each cut to its first 4 sentences
+    lines = require(DEV / "InstructGPT.jsonl").read_text("utf-8").splitlines()
+    picked = [json.loads(x) for x in lines if json.loads(x).get("annotations")][:4]
+    for record in picked:
+        record["annotations"] = record["annotations"][:4]
+    bios.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked), "utf-8")
+    args = ["--index", str(db_index), "--input", str(bios), "--use-atomic-facts",
+            "--lm", SMALL_LM, "--verifier", HEAD_RULE, "--quiet"]  # fmt: skip
     settings_path, head_path = tmp_path / "settings.json", tmp_path / "head.npz"
     fitted = CliRunner().invoke(
         main,
-        ["calibrate", *args, "--n-samples", "3", "--cache", str(tmp_path / "c.db"),
+        ["calibrate", *args, "--cache", str(tmp_path / "c.db"),
          "--out", str(settings_path), "--head", str(head_path)],
     )  # fmt: skip
     assert fitted.exit_code == 0, fitted.output
@@ -54,7 +60,7 @@ def test_calibrate_trains_a_head_that_eval_weighs(db_index, tmp_path):
         assert result.exit_code == 0, result.output
         return _facts(tmp_path / out)
 
-    cached = run("c.db", "cached.jsonl", "3")  # every state read by calibrate's pass
+    cached = run("c.db", "cached.jsonl", "4")  # every state read by calibrate's pass
     assert cached and all(isinstance(f["head"], float) for f in cached)
     assert len({f["head"] for f in cached}) > len(cached) // 2  # scores, not a constant
     fresh = run("fresh.db", "fresh.jsonl", "1")  # the first bio, every state read anew

@@ -74,7 +74,7 @@ def config(index: Path, cache: Path, **extra) -> EvalConfig:
         lm=SMALL_LM,
         use_atomic_facts=True,
         validate=False,
-        evidence_budget=1024,
+        evidence_budget=256,  # short blocks: the prefill of long ones is most of a run
         cache=cache,
         **extra,
     )

@@ -107,7 +107,7 @@ def test_shared_block_is_evaluated_once_and_decides_as_a_fresh_prompt(db_index, 
     assert evaluated < 0.35 * prompt_tokens
 
     true_ids, false_ids = raw.label_ids()
-    for r in results[:3]:
+    for r in results[:1]:  # each fresh full prompt reads the 6,000-token block again
         (prompt,) = [p for p in captured if f"Statement: {r.atom} True or False?" in p]
         prefix = prompt[: prompt.rindex("Statement: ")]
         # A fresh evaluation of the same prompt alone gives exactly the same margin.

@@ -42,8 +42,9 @@ def test_a_stance_head_decides_from_the_state(db_index, tmp_path):
     fresh = build_components(
         EvalConfig(index=db_index, lm=SMALL_LM, cache=tmp_path / "fresh.db"), lm=lm.lm
     ).lm.get()
-    np.testing.assert_array_equal(stance_states(pairs, fresh), states)
-    assert [r.probabilities for r in run_stance(pairs, fresh)] == logits_then
+    few = pairs[:6]  # a fresh pass over a few pairs: the same states and logits
+    np.testing.assert_array_equal(stance_states(few, fresh), states[:6])
+    assert [r.probabilities for r in run_stance(few, fresh)] == logits_then[:6]
 
     head = train_stance_head(pairs, states, "logistic", record={"model": SMALL_LM})
     assert sorted(head.record["labels"]) == sorted({p.stance for p in pairs})
