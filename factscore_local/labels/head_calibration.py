@@ -30,8 +30,8 @@ def rows_with_states(config: EvalConfig, bios: Sequence, progress: bool = False)
     """Rows of labeled bios whose facts (estimate and human) carry their states."""
     from factscore_local.pipeline.estimator import Estimator
 
-    estimator = Estimator(replace(config, read_states=True, validate=True))
-    estimator.verifier = state_pass(estimator.verifier)
+    verifier = state_pass(get_verifier(config.verifier))
+    estimator = Estimator(replace(config, read_states=True, validate=True), verifier=verifier)
     return estimator.run(list(bios), None, progress=progress)
 
 

@@ -33,7 +33,7 @@ from factscore_local.pipeline.records import BioRow, FactResult, HumanSide
 from factscore_local.pipeline.scoring import score_bio
 from factscore_local.pipeline.sentences import split_sentences
 from factscore_local.pipeline.signals import FactQuery, compute_signals
-from factscore_local.pipeline.verifiers import get_verifier
+from factscore_local.pipeline.verifiers import Verifier, get_verifier
 
 
 @dataclass
@@ -54,10 +54,19 @@ class _Work:
 
 
 class Estimator:
-    def __init__(self, config: EvalConfig, components: Components | None = None) -> None:
+    def __init__(
+        self,
+        config: EvalConfig,
+        components: Components | None = None,
+        verifier: Verifier | None = None,
+    ) -> None:
+        """``verifier``: one that is not registered, in place of ``config.verifier`` (the
+        pass that reads the states a head is trained on)."""
         self.config = config
-        self.verifier = get_verifier(config.verifier)
+        self.verifier = verifier or get_verifier(config.verifier)
         self.components = components if components is not None else build_components(config)
+        if self.verifier.uses_head:  # a missing or foreign head stops the run, not each bio
+            self.components.head.get()
 
     @property
     def ks(self):
