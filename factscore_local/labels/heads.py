@@ -10,6 +10,7 @@ does not learn the head's confidence on its own training facts.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -24,6 +25,15 @@ LOGISTIC_C = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
 MLP_ALPHA = (1e-1, 1.0, 10.0)
 MLP_HIDDEN = 64
 INNER_FOLDS = 3
+
+
+def _fit(kind: str, strength: float, seed: int, x: np.ndarray, y: np.ndarray):
+    """A fitted model; the iteration cap is part of the regularisation, so reaching it is
+    not reported."""
+    exceptions = require("sklearn.exceptions", "stats", "training a state head")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
+        return _model(kind, strength, seed).fit(x, y)
 
 
 def _model(kind: str, strength: float, seed: int):
@@ -61,7 +71,7 @@ def _choose_strength(
         for train, test in ms.GroupKFold(n_splits=INNER_FOLDS).split(x, y, groups):
             if len(set(y[train].tolist())) < 2:
                 continue
-            model = _model(kind, strength, seed).fit(x[train], y[train])
+            model = _fit(kind, strength, seed, x[train], y[train])
             # A label the fold never saw (a rare stance) gets probability 0, clipped.
             proba = np.zeros((len(test), len(classes)))
             proba[:, np.searchsorted(classes, model.classes_)] = model.predict_proba(x[test])
@@ -99,7 +109,7 @@ def fit_head(
     x = (states - mean) / scale
     g = None if groups is None else np.asarray(groups)
     strength = _choose_strength(x, y, g, kind, seed)
-    model = _model(kind, strength, seed).fit(x, y)
+    model = _fit(kind, strength, seed, x, y)
     if kind == "logistic":
         layers = ((model.coef_.T.astype(np.float32), model.intercept_.astype(np.float32)),)
     else:
