@@ -14,7 +14,9 @@ read (seeded with the exported results, no model runs). Then, per topic half, wi
   (``HEAD_RULE``: the default's features and the head's score) fitted on the other half,
   each of its facts scored by a head that did not see its topic (two folds of topics inside
   that half); both then decide this half;
-- ``head alone``: the head's log-odds, with a cut fitted on the other half.
+- ``head alone``: the head's log-odds, with a cut fitted on the other half;
+- ``rule without head``: the head rule's other features (the 1.5B model's default rule),
+  fitted on the other half: what the head itself adds.
 
 For a logistic head and an MLP. Per subject: ER and F1 over all bios and on each half; the
 head's AUC on the human facts (every half scored by the other half's head) beside the
@@ -37,6 +39,7 @@ from factscore_local.pipeline.records import BioRow
 from factscore_local.pipeline.verifiers import (
     FITTED,
     HEAD_RULE,
+    NUMBER_YEAR_VETO_RULE,
     Verifier,
     fitted_rule,
     register,
@@ -145,6 +148,9 @@ def main(argv: list[str] | None = None) -> None:
     out: dict = {"default": {"verifier": default}}
     base_rows, _ = crossfit(rows, rows, default, "er")
     out["default"].update(summary(base_rows))
+    # The head rule's features without the head: what the head itself adds.
+    no_head, _ = crossfit(rows, rows, NUMBER_YEAR_VETO_RULE, "er")
+    out["rule without head"] = {"verifier": NUMBER_YEAR_VETO_RULE, **summary(no_head)}
     out["auc"] = {"margin": auc(rows, "margin")}
     for kind in KINDS:
         with watch(f"heads ({kind})"):
@@ -153,6 +159,9 @@ def main(argv: list[str] | None = None) -> None:
             decided = head_crossfit(halves, verifier)
             lever = {"verifier": verifier, **summary(decided)}
             lever["wins_everywhere"] = wins_everywhere(lever["halves"], out["default"]["halves"])
+            lever["wins_over_rule_without_head"] = wins_everywhere(
+                lever["halves"], out["rule without head"]["halves"]
+            )
             out[f"{name} ({kind})"] = lever
             if name == "head alone":
                 out["auc"][f"head ({kind})"] = auc(decided, "head")
