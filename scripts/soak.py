@@ -40,6 +40,7 @@ from scripts.common import (
     add_data_option,
     data_root,
     log,
+    model_results,
     results_record,
     write_results,
 )
@@ -77,12 +78,9 @@ def eval_command(index: Path, bios: Path, cache: Path, out: Path) -> list[str]:
 
 
 def stored(cache: Path) -> int:
-    """Model results in a cache file (0 while it cannot be read)."""
-    if not cache.exists():
-        return 0
+    """Model results in a cache file (0 while it cannot be read: still being created)."""
     try:
-        with closing(sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=1)) as conn:
-            return conn.execute("SELECT COUNT(*) FROM results WHERE kind != 'sha256'").fetchone()[0]
+        return model_results(cache)
     except sqlite3.Error:
         return 0
 

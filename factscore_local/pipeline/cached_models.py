@@ -133,32 +133,14 @@ class CachedLM:
         is read in a pass that also yields the judge result, which is stored where the cache
         lacks it (a result cached earlier stays: the pass with states outputs every tail
         token, which moves a margin by < 1e-3)."""
-        judge_keys = self._judge_keys(prompts, answers)
-        key_of_prompt = dict(zip(prompts, judge_keys, strict=True))
-        keys = [key_of("state", k) for k in judge_keys]
-
-        def compute(part: list[tuple[str, str | None]]) -> list[str]:
-            texts = [p for p, _ in part]
-            self.lm.read_states = True
-            try:
-                rows = self._judge_rows(texts, [x for _, x in part], statements_of, answers,
-                                        base_of)  # fmt: skip
-                states = self.lm.last_states
-            finally:
-                self.lm.read_states = False
-            missing = {key_of_prompt[t]: row for t, row in zip(texts, rows, strict=True)}
-            missing = {k: v for k, v in missing.items() if not self.cache.has(k)}
-            self.cache.put_many("true_false", missing)
-            return [encode_state(s) for s in states]
-
-        statements_of = dict(zip(prompts, statements, strict=True))
+        statement_of = dict(zip(prompts, statements, strict=True))
         base_of = dict(zip(prompts, bases or [""] * len(prompts), strict=True))
-        pairs = list(zip(prompts, prefixes, strict=True))
-        encoded = cached_batch(
-            self.cache, "state", keys, pairs, compute, SLICE_TRUE_FALSE, order=_by_prefix,
-            progress=self.progress,
-        )  # fmt: skip
-        return [decode_state(e) for e in encoded]
+
+        def read(texts: list[str], shared: list[str] | None) -> list[list[float]]:
+            return self._judge_rows(texts, shared, statement_of, answers, base_of)
+
+        keys = self._judge_keys(prompts, answers)
+        return self._states("true_false", keys, prompts, prefixes, read)
 
     def choices(
         self,
@@ -185,27 +167,34 @@ class CachedLM:
         """The final hidden state where ``choices`` reads each prompt's label logits,
         float16, cached beside them (the logits are stored too where the cache lacks them)."""
         words = [list(w) for w in labels]
-        choice_keys = [key_of("choice", self.model_id, words, p) for p in prompts]
-        key_of_prompt = dict(zip(prompts, choice_keys, strict=True))
+        keys = [key_of("choice", self.model_id, words, p) for p in prompts]
+
+        def read(texts: list[str], shared: list[str] | None) -> list[list[float]]:
+            return [list(map(float, r)) for r in self.lm.choice_logits(texts, labels, shared)]
+
+        return self._states("choice", keys, prompts, prefixes, read)
+
+    def _states(self, kind: str, result_keys, prompts, prefixes, read) -> list[np.ndarray]:
+        """The states of prompts whose ``kind`` results are kept under ``result_keys``: a
+        missing state is read by ``read`` (rows, from a pass with states on), whose rows are
+        stored where the cache lacks them (a result cached earlier stays)."""
+        key_of_prompt = dict(zip(prompts, result_keys, strict=True))
 
         def compute(part: list[tuple[str, str | None]]) -> list[str]:
             texts = [p for p, _ in part]
-            shared = None if prefixes is None else [x for _, x in part]
             self.lm.read_states = True
             try:
-                rows = self.lm.choice_logits(texts, labels, shared)
+                rows = read(texts, None if prefixes is None else [x for _, x in part])
                 states = self.lm.last_states
             finally:
                 self.lm.read_states = False
-            read = zip(texts, rows, strict=True)
-            fresh = {key_of_prompt[t]: list(map(float, r)) for t, r in read}
-            missing = {k: v for k, v in fresh.items() if not self.cache.has(k)}
-            self.cache.put_many("choice", missing)
+            fresh = {key_of_prompt[t]: row for t, row in zip(texts, rows, strict=True)}
+            self.cache.put_many(kind, {k: v for k, v in fresh.items() if not self.cache.has(k)})
             return [encode_state(s) for s in states]
 
         pairs = list(zip(prompts, prefixes or [None] * len(prompts), strict=True))
         encoded = cached_batch(
-            self.cache, "state", [key_of("state", k) for k in choice_keys], pairs, compute,
+            self.cache, "state", [key_of("state", k) for k in result_keys], pairs, compute,
             SLICE_TRUE_FALSE, order=_by_prefix, progress=self.progress,
         )  # fmt: skip
         return [decode_state(e) for e in encoded]
