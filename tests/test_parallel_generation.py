@@ -6,7 +6,7 @@ import pytest
 
 from factscore_local.lm import load_lm
 from factscore_local.lm.base import cut_at_stop, loop_end
-from factscore_local.lm.llama_parallel import ParallelGenerator
+from factscore_local.lm.llama_parallel import ParallelGenerator, lookup_draft
 from factscore_local.model_store import SMALL_LM, installed_path
 
 pytestmark = pytest.mark.slow
@@ -112,3 +112,34 @@ def test_transformers_generates_in_left_padded_batches_as_one_at_a_time():
     assert batched == one
     for text, capital in zip(batched, CAPITALS[:3], strict=False):
         assert text.strip().startswith(capital)
+
+
+def test_lookup_draft_takes_what_followed_the_latest_earlier_match():
+    assert lookup_draft([1, 2, 3, 4, 5, 9, 2, 3], 3) == [4, 5, 9]  # "2 3" seen before
+    assert lookup_draft([1, 2, 3, 4, 2, 3, 7, 2, 3], 2) == [7, 2]  # the latest match wins
+    assert lookup_draft([1, 2, 1], 4) == [2, 1]  # a one-token match, cut at the end
+    assert lookup_draft([5, 6, 7], 3) == []  # the last token occurs nowhere before
+    assert lookup_draft([5], 3) == []
+
+
+def test_prompt_lookup_drafts_give_plain_greedy_outputs_in_fewer_steps(small_lm):
+    # Copying prompts (their drafts are mostly right) beside the capitals (mostly wrong).
+    copy = "Write the sentence again, word for word.\nSentence: {}\nAgain:"
+    lines = (
+        "Marie Curie was a Polish and naturalised-French physicist and chemist.",
+        "The Danube flows through ten countries before it reaches the Black Sea.",
+    )
+    texts = [copy.format(line) for line in lines] + prompts()[:3]
+    ids = [small_lm.prompt_ids(p) for p in texts]
+    runs = {}
+    for width, draft in ((1, 0), (1, 6), (3, 4)):
+        gen = ParallelGenerator(small_lm.llm, width, 2048, draft=draft)
+        try:
+            out = gen.run(ids, 40, ["\n"], small_lm._text)
+        finally:
+            gen.close()
+        runs[width, draft] = ([small_lm._text(x) for x in out], gen.steps)
+    plain, plain_steps = runs[1, 0]
+    assert runs[1, 6][0] == plain and runs[3, 4][0] == plain
+    assert lines[0] in plain[0]  # the model did copy
+    assert runs[1, 6][1] < plain_steps / 2  # most copied tokens came from accepted drafts

@@ -172,39 +172,6 @@ def test_text_from_the_rows_is_escaped_by_the_template():
 
 
 # --- in a real browser -------------------------------------------------------------------
-CHROMIUM = Path("/usr/bin/chromium")  # Debian's package (scripts/setup.sh installs it)
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run",
-                  "--disable-quic"]  # fmt: skip
-
-
-@pytest.fixture
-def browser_page():
-    """A headless Chromium page that records console errors and uncaught exceptions. CI
-    sets FSCORE_REQUIRE_BROWSER=1, where a missing browser fails instead of skipping."""
-    import os
-
-    missing = None
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing = "playwright is not installed"
-    if missing is None and not CHROMIUM.exists():
-        missing = f"no Chromium at {CHROMIUM}"
-    if missing:
-        if os.environ.get("FSCORE_REQUIRE_BROWSER") == "1":
-            pytest.fail(missing)
-        pytest.skip(missing)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 1200, "height": 900})
-        page.errors = []
-        page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: page.errors.append(str(e)))
-        yield page
-        browser.close()
-
-
 def visible_facts(page) -> int:
     return page.locator("tr.fact:not([hidden])").count()
 

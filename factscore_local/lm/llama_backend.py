@@ -34,6 +34,9 @@ class LlamaCppLM(LocalLM):
     # decomposition and claim prompts, 2 cores (docs/benchmarks/parallel-generation.md);
     # 1 generates one prompt at a time.
     GENERATION_WIDTH = 16
+    # Tokens drafted by prompt lookup per sequence and step (llama_parallel.py; 0: none):
+    # the same greedy outputs in fewer steps; docs/benchmarks/prompt-lookup.md measures it.
+    GENERATION_DRAFT = 0
 
     def __init__(
         self, path: Path, n_ctx: int = 4096, threads: int | None = None, device: str = "cpu"
@@ -130,7 +133,9 @@ class LlamaCppLM(LocalLM):
         if self._generator is None:
             from factscore_local.lm.llama_parallel import ParallelGenerator
 
-            self._generator = ParallelGenerator(self.llm, self.GENERATION_WIDTH, self.n_ctx)
+            self._generator = ParallelGenerator(
+                self.llm, self.GENERATION_WIDTH, self.n_ctx, draft=self.GENERATION_DRAFT
+            )
         ids = [self.prompt_ids(p) for p in prompts]
         out = []
         for new in self._generator.run(ids, max_new_tokens, stop, self._text):

@@ -11,7 +11,15 @@ sequence 0 and copied to each slot; a slot that finishes takes the next prompt.
 Greedy as ``create_completion(temperature=0, top_k=1)``: the argmax token, stopping at an
 end-of-generation token, at ``max_new_tokens``, once a stop string appears, or once a line
 is written for the third time (a greedy loop, ``base.loop_end``: the output is cut there
-anyway, so the rest need not be generated). Batching
+anyway, so the rest need not be generated).
+
+With ``draft`` > 0, each step also proposes up to ``draft`` tokens per sequence by prompt
+lookup: the last few tokens written are searched for in the sequence's own prompt (past the
+shared prefix) and output, and what followed their latest earlier occurrence is the draft
+(atomic facts copy their sentence's words). The pending token and its draft are decoded
+together; the draft's tokens are kept while they equal the argmax the model gives before
+them, the rest leave the cache. The kept tokens are the greedy ones, so the output is
+plain greedy's, decoded in fewer steps. Batching
 changes llama.cpp's floating-point sums a little, so a rare output can differ from the
 one-at-a-time generation (docs/benchmarks/parallel-generation.md); outputs are cached by
 prompt, so a resumed run reuses them.
@@ -28,10 +36,23 @@ import numpy as np
 from factscore_local.lm.base import common_prefix, loop_end
 
 
+def lookup_draft(context: Sequence[int], size: int, longest: int = 3) -> list[int]:
+    """Up to ``size`` tokens that followed the latest earlier occurrence of ``context``'s
+    last n tokens (n from ``longest`` down to 1); [] if they occur nowhere before."""
+    context = list(context)
+    end = len(context)
+    for n in range(min(longest, end - 1), 0, -1):
+        tail = context[end - n :]
+        for i in range(end - n - 1, -1, -1):
+            if context[i : i + n] == tail:
+                return context[i + n : i + n + size]
+    return []
+
+
 @dataclass
 class _Slot:
     prompt: int  # index of the prompt it generates for
-    pos: int  # position of the next token to decode
+    pos: int  # position of the last prompt token, then of the pending token
     out: list[int] = field(default_factory=list)
     limit: int = 0  # new tokens allowed
 
@@ -51,9 +72,10 @@ def put_tokens(
 
 class ParallelGenerator:
     """A second llama.cpp context on the model of ``llm`` (a ``llama_cpp.Llama``), with
-    ``width`` generation slots and sequence 0 holding the shared prefix."""
+    ``width`` generation slots and sequence 0 holding the shared prefix; ``draft`` tokens
+    proposed by prompt lookup per sequence and step (0: none)."""
 
-    def __init__(self, llm, width: int, n_ctx: int) -> None:
+    def __init__(self, llm, width: int, n_ctx: int, draft: int = 0) -> None:
         import llama_cpp
         from llama_cpp import _internals
 
@@ -61,6 +83,10 @@ class ParallelGenerator:
         self.llm = llm
         self.width = width
         self.n_ctx = n_ctx
+        self.draft = draft
+        # generation batches decoded (one token or more per sequence), draft tokens decoded,
+        # and those kept
+        self.steps = self.drafted = self.kept = 0
         params = type(llm.context_params).from_buffer_copy(llm.context_params)
         params.n_ctx = n_ctx
         params.n_seq_max = width + 1
@@ -79,12 +105,12 @@ class ParallelGenerator:
             self.batch = None
         self.ctx.close()
 
-    def _decode(self, runs: Sequence[tuple[Sequence[int], int, int, bool]]) -> list[np.ndarray]:
-        """Decode (tokens, first position, sequence, logits of the last token?) runs in one
-        batch; returns the logits asked for, in order."""
+    def _decode(self, runs: Sequence[tuple[Sequence[int], int, int, int]]) -> list[np.ndarray]:
+        """Decode (tokens, first position, sequence, how many last tokens want logits) runs
+        in one batch; returns the logits asked for, in order."""
         b, n, wanted = self.batch, 0, []
-        for tokens, first, seq, last in runs:
-            flags = [last and j == len(tokens) - 1 for j in range(len(tokens))]
+        for tokens, first, seq, n_logits in runs:
+            flags = [j >= len(tokens) - n_logits for j in range(len(tokens))]
             wanted += [n + j for j, flag in enumerate(flags) if flag]
             n = put_tokens(b, n, tokens, first, seq, flags)
         b.n_tokens = n
@@ -103,7 +129,7 @@ class ParallelGenerator:
         for start in range(0, len(tokens), self.n_batch):
             part = tokens[start : start + self.n_batch]
             last = start + self.n_batch >= len(tokens)
-            rows = self._decode([(part, first + start, seq, last)])
+            rows = self._decode([(part, first + start, seq, int(last))])
             logits = rows[0] if rows else logits
         return logits
 
@@ -142,9 +168,9 @@ class ParallelGenerator:
         slots: dict[int, _Slot] = {}
         pending: dict[int, int] = {}  # slot -> its next token, not yet decoded
 
-        def accept(seq: int, logits: np.ndarray) -> None:
+        def take(seq: int, token: int) -> bool:
+            """Append ``token`` to the slot's output; False once the slot is done (freed)."""
             slot = slots[seq]
-            token = int(np.argmax(logits))
             done = self.lib.llama_vocab_is_eog(self.vocab, token)
             if not done:
                 slot.out.append(token)
@@ -159,8 +185,25 @@ class ParallelGenerator:
                 del slots[seq]
                 pending.pop(seq, None)
                 self.lib.llama_memory_seq_rm(self.memory, seq, -1, -1)
-            else:
+            return not done
+
+        def advance(seq: int, rows: Sequence[np.ndarray], draft: Sequence[int]) -> None:
+            """Take the greedy tokens of ``rows`` (logits after the pending token and after
+            each draft token) while the draft agrees; the first token that differs (or the
+            one after the whole draft) becomes the pending one."""
+            for j, logits in enumerate(rows):
+                token = int(np.argmax(logits))
+                if not take(seq, token):
+                    return
+                if j < len(draft) and token == draft[j]:
+                    self.kept += 1
+                    continue  # already in the cache, right after the tokens kept so far
+                slot = slots[seq]
+                slot.pos += j + 1
+                if j < len(draft):  # the rest of the draft leaves the cache
+                    self.lib.llama_memory_seq_rm(self.memory, seq, slot.pos, -1)
                 pending[seq] = token
+                return
 
         while queue or slots:
             for seq in range(1, width + 1):
@@ -174,13 +217,27 @@ class ParallelGenerator:
                 self.lib.llama_memory_seq_rm(self.memory, seq, -1, -1)
                 if p:
                     self.lib.llama_memory_seq_cp(self.memory, 0, seq, 0, p)
-                slots[seq] = _Slot(i, len(ids), limit=limit)
-                accept(seq, self._feed(ids[p:], p, seq))
+                slots[seq] = _Slot(i, len(ids) - 1, limit=limit)
+                advance(seq, [self._feed(ids[p:], p, seq)], [])
             if not pending:
                 continue
             order = sorted(pending)
-            rows = self._decode([([pending[s]], slots[s].pos, s, True) for s in order])
-            for seq, logits in zip(order, rows, strict=True):
-                slots[seq].pos += 1
-                accept(seq, logits)
+            drafts = {s: self._draft_for(prompts[slots[s].prompt], slots[s]) for s in order}
+            runs = [([pending[s], *drafts[s]], slots[s].pos, s, 1 + len(drafts[s])) for s in order]
+            rows = self._decode(runs)
+            self.steps += 1
+            self.drafted += sum(map(len, drafts.values()))
+            at = 0
+            for seq in order:
+                n = 1 + len(drafts[seq])
+                advance(seq, rows[at : at + n], drafts[seq])
+                at += n
         return results
+
+    def _draft_for(self, prompt: Sequence[int], slot: _Slot) -> list[int]:
+        """The prompt-lookup draft of a slot, within its token limit."""
+        room = slot.limit - len(slot.out)
+        if self.draft <= 0 or room <= 0:
+            return []
+        start = len(self.prefix)
+        return lookup_draft([*prompt[start:], *slot.out], min(self.draft, room))
