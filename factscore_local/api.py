@@ -338,7 +338,8 @@ def build_index(source: str | Path, out: str | Path, **options: Any) -> dict:
             of ``{"title", "text"}``.
         out: The index directory to create (or resume).
         **options: ``BuildOptions`` fields: ``tokenizer`` ("roberta"), ``max_tokens``
-            (256), ``dense`` ("minilm"; None or "none" skips it), ``bm25`` (True),
+            (256), ``dense`` ("minilm"; None or "none" skips it), ``dense_leads`` (False:
+            every passage embedded; True: each page's first passage), ``bm25`` (True),
             ``threads`` (2), ``workers`` (one per CPU), ``batch_pages`` (500),
             ``overwrite`` (False), ``progress`` (True), ``device`` ("auto").
 

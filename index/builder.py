@@ -46,6 +46,9 @@ class BuildOptions:
     tokenizer: str = DEFAULT_TOKENIZER
     max_tokens: int = DEFAULT_MAX_TOKENS
     dense: str | None = DEFAULT_DENSE
+    # Embed each page's first passage only: a dense search over pages (by their leads) at a
+    # fraction of the cost; within a page, dense scores embed the other passages on demand.
+    dense_leads: bool = False
     bm25: bool = True
     batch_pages: int = 500
     threads: int = 2
@@ -132,12 +135,13 @@ def build_index(opts: BuildOptions) -> dict:
             store.set_state("bm25_done", True)
             store.conn.commit()
 
-        if opts.dense and store.get_state("dense_done") != opts.dense:
+        dense_key = _dense_key(opts)
+        if opts.dense and store.get_state("dense_done") != dense_key:
             t0 = time.perf_counter()
             _build_dense(store, out, opts)
             timings["dense_s"] = timings.get("dense_s", 0.0) + time.perf_counter() - t0
             store.set_state("timings", timings)
-            store.set_state("dense_done", opts.dense)
+            store.set_state("dense_done", dense_key)
             store.conn.commit()
 
         return write_manifest(out, store, source, opts, peak_rss_mb())
@@ -286,6 +290,13 @@ def _build_bm25(store: Store, out: Path, opts: BuildOptions) -> None:
 # --- dense --------------------------------------------------------------------------
 
 
+def _dense_key(opts: BuildOptions) -> str | None:
+    """What the dense stage holds once done: the model, and ``+leads`` for leads only."""
+    if not opts.dense:
+        return None
+    return f"{opts.dense}+leads" if opts.dense_leads else opts.dense
+
+
 def _build_dense(store: Store, out: Path, opts: BuildOptions) -> None:
     from factscore_local.index.dense import (
         Embedder,
@@ -297,7 +308,12 @@ def _build_dense(store: Store, out: Path, opts: BuildOptions) -> None:
 
     embedder = Embedder(opts.dense, device=opts.device)
     model_key = opts.dense
-    done_up_to, bar = dense_resume(store, model_key, opts.progress)
+    if store.get_state("dense_scope", opts.dense) != _dense_key(opts):
+        # vectors of a build with the other scope (all passages, or leads) start over
+        store.conn.execute("DELETE FROM embeddings WHERE model=?", (model_key,))
+        store.set_state("dense_scope", _dense_key(opts))
+        store.conn.commit()
+    done_up_to, bar = dense_resume(store, model_key, opts.progress, leads=opts.dense_leads)
     ids: list[int] = []
     texts: list[str] = []
 
@@ -310,7 +326,8 @@ def _build_dense(store: Store, out: Path, opts: BuildOptions) -> None:
         texts.clear()
 
     try:
-        for passage_id, title, passage in store.iter_passages(after_id=done_up_to):
+        passages = store.iter_passages(after_id=done_up_to, leads_only=opts.dense_leads)
+        for passage_id, title, passage in passages:
             ids.append(passage_id)
             texts.append(passage_input(title, passage))
             if len(ids) >= opts.dense_batch:
@@ -320,4 +337,6 @@ def _build_dense(store: Store, out: Path, opts: BuildOptions) -> None:
     finally:
         bar.close()
     build_faiss_index(store.conn, model_key, embedder.dim, out / DENSE_INDEX)
-    store.set_state("dense_model", {"spec": model_key, "dim": embedder.dim})
+    store.set_state(
+        "dense_model", {"spec": model_key, "dim": embedder.dim, "leads_only": opts.dense_leads}
+    )

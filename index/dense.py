@@ -90,15 +90,17 @@ def last_embedded_id(conn: sqlite3.Connection, model: str) -> int:
     return int(row[0])
 
 
-def dense_resume(store, model: str, progress: bool, desc: str = "dense"):
+def dense_resume(store, model: str, progress: bool, desc: str = "dense", leads: bool = False):
     """Where a dense build resumes: the last passage id embedded with ``model`` (-1: none)
-    and a progress bar over all passages, started at those already embedded."""
+    and a progress bar over the passages to embed (every one, or each page's lead), started
+    at those already embedded."""
     from tqdm import tqdm
 
     already = store.conn.execute(
         "SELECT COUNT(*) FROM embeddings WHERE model=?", (model,)
     ).fetchone()[0]
-    bar = tqdm(total=store.count("passages"), initial=int(already), unit=" passages",
+    total = store.count_leads() if leads else store.count("passages")
+    bar = tqdm(total=total, initial=int(already), unit=" passages",
                desc=desc, disable=not progress, dynamic_ncols=True, mininterval=1.0)  # fmt: skip
     return last_embedded_id(store.conn, model), bar
 

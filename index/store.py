@@ -141,8 +141,9 @@ class Store:
     def count(self, table: str) -> int:
         return int(self.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
-    def iter_passages(self, after_id: int = -1, batch: int = 2000):
-        """(passage_id, title, passage_text) in id order, page by page."""
+    def iter_passages(self, after_id: int = -1, batch: int = 2000, leads_only: bool = False):
+        """(passage_id, title, passage_text) in id order, page by page; with ``leads_only``,
+        each page's first passage alone."""
         cur = self.conn.execute(
             "SELECT p.title, p.first_passage_id, d.text FROM pages p "
             "JOIN documents d ON d.title = p.title "
@@ -157,6 +158,12 @@ class Store:
                 for i, passage in enumerate(text.split(SEPARATOR)):
                     if first + i > after_id:
                         yield first + i, title, passage
+                    if leads_only:
+                        break
+
+    def count_leads(self) -> int:
+        """Pages with at least one passage (what a leads-only dense stage embeds)."""
+        return self.conn.execute("SELECT COUNT(*) FROM pages WHERE n_passages > 0").fetchone()[0]
 
     def create_lookup_indexes(self) -> None:
         self.conn.executescript(LOOKUP_INDEXES)

@@ -33,7 +33,7 @@ def quickstart() -> str:
     return found.group(1)
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # a minute (a whole page read by the 0.5B); the API's other tests run in CI
 def test_readme_quickstart_runs_as_written(tmp_path, monkeypatch, capsys):
     """Build a tiny index from the real dump excerpt as my-index, write a one-bio
     bios.jsonl, then run the README's snippet there with the small embedded LM."""

@@ -36,7 +36,8 @@ def test_calibrate_trains_a_head_that_eval_weighs(db_index, tmp_path):
         record["annotations"] = record["annotations"][:4]
     bios.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked), "utf-8")
     args = ["--index", str(db_index), "--input", str(bios), "--use-atomic-facts",
-            "--lm", SMALL_LM, "--verifier", HEAD_RULE, "--quiet"]  # fmt: skip
+            "--lm", SMALL_LM, "--verifier", HEAD_RULE, "--quiet",
+            "--evidence-budget", "256"]  # short blocks: whole pages are not the point  # fmt: skip
     settings_path, head_path = tmp_path / "settings.json", tmp_path / "head.npz"
     fitted = CliRunner().invoke(
         main,

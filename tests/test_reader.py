@@ -54,13 +54,41 @@ def test_lookup_miss_with_suggestions(xml_index):
 def test_dense_built_at_index_time(small_source, tmp_path):
     out = tmp_path / "dense"
     manifest = build_index(BuildOptions(source=small_source, out=out, bm25=False, progress=False))
-    assert manifest["models"]["dense"] == {"spec": "minilm", "dim": 384}
+    assert manifest["models"]["dense"] == {"spec": "minilm", "dim": 384, "leads_only": False}
     assert manifest["indexes"]["dense"] == "dense.faiss"
     ks = KnowledgeSource(out)
     assert ks.search_dense("fastest runner in the world", k=1)[0].passage.title == "Usain Bolt"
     assert ks.search_dense("tallest peak on the planet", k=1)[0].passage.title == "Mount Everest"
     hits = ks.search_page("Marie Curie", "Marie Curie won two Nobel Prizes", k=2, method="dense")
     assert hits[0].passage.title == "Marie Curie" and len(hits) == 1
+
+
+def test_dense_leads_embed_each_pages_first_passage_then_all_on_request(small_source, tmp_path):
+    from dataclasses import replace
+
+    from factscore_local.index.store import STORE_NAME
+
+    out = tmp_path / "leads"
+    opts = BuildOptions(source=small_source, out=out, bm25=False, progress=False,
+                        max_tokens=24, dense_leads=True)  # fmt: skip
+    manifest = build_index(opts)
+    assert manifest["models"]["dense"]["leads_only"] is True
+
+    def counts() -> tuple[int, int]:
+        with sqlite3.connect(out / STORE_NAME) as conn:
+            embedded = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+            return embedded, conn.execute("SELECT COUNT(*) FROM passages").fetchone()[0]
+
+    embedded, passages = counts()
+    assert embedded == len(PAGES) < passages  # one vector per page: its first passage
+    ks = KnowledgeSource(out)
+    assert ks.search_dense("fastest runner in the world", k=1)[0].passage.title == "Usain Bolt"
+    first = ks.search_dense("who studied radioactivity?", k=3)
+    assert all(h.passage.passage_id == ks.get_page(h.passage.title).passages[0].passage_id
+               for h in first)  # fmt: skip
+    ks.close()
+    build_index(replace(opts, dense_leads=False))  # the other scope: every passage
+    assert counts() == (passages, passages)
 
 
 def test_pages_embedded_on_first_use_and_cached(small_source, tmp_path):

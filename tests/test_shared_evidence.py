@@ -72,7 +72,8 @@ def test_evidence_mode_is_an_option_with_checked_values(db_index):
         EvalConfig(index=db_index, evidence="shared", evidence_budget=100_000)
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # a 6,000-token block read three times (~2 min); the page-segment test
+# below runs the shared path with the small LM in CI
 def test_shared_block_is_evaluated_once_and_decides_as_a_fresh_prompt(db_index, tmp_path):
     """With the small LM on a real long page: each fact records its own top-k and the
     block; the block's tokens are evaluated once for all the facts; margins equal those of

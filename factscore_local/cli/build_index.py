@@ -40,6 +40,12 @@ from factscore_local.distributed.cli_options import pop_ray_options, ray_options
     help="Dense model: 'minilm' (embedded), a local sentence-transformers "
     "directory, or 'none' to skip (pages are then embedded on first use).",
 )
+@click.option(
+    "--dense-leads",
+    is_flag=True,
+    help="Embed each page's first passage only: a dense search over pages by their leads, "
+    "at a fraction of the cost (within a page, other passages are embedded on first use).",
+)
 @click.option("--no-bm25", is_flag=True, help="Skip the global Lucene BM25 index.")
 @click.option("--threads", default=2, show_default=True, help="Lucene indexing threads.")
 @click.option(
@@ -63,8 +69,8 @@ from factscore_local.distributed.cli_options import pop_ray_options, ray_options
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @ray_options(workers_flag="--ray-workers")
 def build_index_cmd(
-    source, out, tokenizer, max_tokens, dense, no_bm25, threads, workers, batch_pages,
-    overwrite, device, quiet, **ray_opts,
+    source, out, tokenizer, max_tokens, dense, dense_leads, no_bm25, threads, workers,
+    batch_pages, overwrite, device, quiet, **ray_opts,
 ) -> None:  # fmt: skip
     """Build (or resume) an index directory from a Wikipedia source."""
     from factscore_local.api import build_index
@@ -84,6 +90,7 @@ def build_index_cmd(
             tokenizer=tokenizer,
             max_tokens=max_tokens,
             dense=dense,
+            dense_leads=dense_leads,
             bm25=not no_bm25,
             threads=threads,
             workers=workers or None,

@@ -232,6 +232,8 @@ def build_index_with_ray(
 
     if workers < 1 or threads_per_worker < 1 or gpus_per_worker < 0:
         raise ValueError("workers and threads per worker must be at least 1, GPUs at least 0")
+    if opts.dense_leads:  # a few vectors per page: nothing to spread over workers
+        raise ValueError("--dense-leads builds on one machine; leave out --engine ray")
     require_ray()
     if address:  # before the long ingest
         check_reachable(address)

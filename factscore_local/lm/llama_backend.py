@@ -35,7 +35,8 @@ class LlamaCppLM(LocalLM):
     # 1 generates one prompt at a time.
     GENERATION_WIDTH = 16
     # Tokens drafted by prompt lookup per sequence and step (llama_parallel.py; 0: none):
-    # the same greedy outputs in fewer steps; docs/benchmarks/prompt-lookup.md measures it.
+    # fewer steps, but no faster on 2 CPU cores, where a step's cost grows with its tokens
+    # (docs/benchmarks/prompt-lookup.md).
     GENERATION_DRAFT = 0
 
     def __init__(
