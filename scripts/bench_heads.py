@@ -34,7 +34,7 @@ from factscore_local.config import build_config, model_name
 from factscore_local.labels.calibration import apply_thresholds, collect, fit, settings_thresholds
 from factscore_local.labels.head_calibration import human_states, rows_with_states, with_head_signal
 from factscore_local.labels.heads import fit_head, fold_heads, held_out_scores
-from factscore_local.labels.validation import subject_name, topic_half, validate_rows
+from factscore_local.labels.validation import subject_name, topic_half
 from factscore_local.pipeline.records import BioRow
 from factscore_local.pipeline.verifiers import (
     FITTED,
@@ -57,7 +57,7 @@ from scripts.common import (
     seed_cache,
     write_results,
 )
-from scripts.tables.runner import Runner, auc, crossfit, figures
+from scripts.tables.runner import Runner, auc, crossfit, figures, per_half
 
 HEAD_ALONE = register(
     Verifier("head-alone-fitted", ("head",), fitted_rule(("head",)), (FITTED,),
@@ -90,16 +90,6 @@ def head_crossfit(halves: list[tuple[list, list]], verifier: str) -> list[BioRow
     for train, test in halves:
         settings = fit(collect(train), verifier, "er")
         out += apply_thresholds(test, verifier, settings_thresholds(settings), 0)
-    return out
-
-
-def per_half(rows: list[BioRow]) -> dict:
-    """ER and F1 per subject on each topic half."""
-    out = {}
-    for half in (0, 1):
-        v = validate_rows([r for r in rows if topic_half(r.topic) == half], bootstrap=0)
-        out[str(half)] = {s: {"er": x["error_rate"], "f1": x["f1_micro"]}
-                          for s, x in v["subjects"].items()}  # fmt: skip
     return out
 
 

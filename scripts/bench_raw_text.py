@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from factscore_local.labels.calibration import apply_thresholds, collect, fit, settings_thresholds
+from factscore_local.labels.calibration import apply_thresholds, settings_thresholds
 from factscore_local.labels.validation import topic_half, validate_rows
 from factscore_local.pipeline.labeled import human_bio_score
 from factscore_local.pipeline.records import BioRow, HumanSide
@@ -51,7 +51,7 @@ from scripts.common import (
     seed_cache,
     write_results,
 )
-from scripts.tables.runner import Runner, crossfit
+from scripts.tables.runner import Runner, crossfit, per_half
 
 PASSES = ("raw text", "model atomic facts")
 SHIFTS = np.round(np.arange(-3.0, 3.001, 0.1), 2)  # of the rule's bias, searched
@@ -69,32 +69,23 @@ def shifted(thresholds, shift: float):
     return replace(thresholds, weights=(bias + shift, *rest))
 
 
-def crossfit_shifted(main_rows: list[BioRow], own: list[BioRow], rule: str):
+def crossfit_shifted(own: list[BioRow], rule: str, fitted: list[dict]):
     """Raw-text rows of each topic half decided by the rule fitted on the other half's human
-    facts, its bias shifted to minimise the other half's raw-text ER; with the shifts."""
+    facts (``fitted``: ``crossfit``'s settings for these rows, half by half), its bias
+    shifted to minimise the other half's raw-text ER; with the shifts."""
     out, shifts = [], []
-    for half in (0, 1):
+    halves = [h for h in (0, 1) if any(topic_half(r.topic) == h for r in own)]
+    for half, settings in zip(halves, fitted, strict=True):
         test = [r for r in own if topic_half(r.topic) == half]
         train = [r for r in own if topic_half(r.topic) != half]
-        if not test or not train:
+        if not train:
             continue
-        fit_rows = [r for r in main_rows if topic_half(r.topic) != half]
-        base = settings_thresholds(fit(collect(fit_rows), rule, "er"))
+        base = settings_thresholds(settings)
         best = min(SHIFTS, key=lambda d: (
             er_sum(apply_thresholds(train, rule, shifted(base, d), 0)), abs(d)))  # fmt: skip
         shifts.append(float(best))
         out += apply_thresholds(test, rule, shifted(base, best), 0)
     return out, shifts
-
-
-def half_figures(rows: list[BioRow]) -> dict:
-    """ER of each subject in each topic half."""
-    out = {}
-    for half in (0, 1):
-        v = validate_rows([r for r in rows if topic_half(r.topic) == half], bootstrap=0)
-        for subject, s in ((v or {}).get("subjects") or {}).items():
-            out[f"half {half}/{subject}/er"] = s["error_rate"]
-    return out
 
 
 def with_human_scores(rows: list[BioRow], bios) -> list[BioRow]:
@@ -169,15 +160,16 @@ def main(argv: list[str] | None = None) -> None:
         for subject, values in subject_figures(decided).items():
             for key, value in values.items():
                 figures[f"{name}/{subject}/{key}"] = value
-    calibrated, shifts = crossfit_shifted(main_rows, own, args.rule)
+    calibrated, shifts = crossfit_shifted(own, args.rule, fitted_all["raw text"])
     fitted_all["raw text, calibrated (bias shift per half)"] = shifts
     decided_rows["raw text, calibrated"] = calibrated
     for subject, values in subject_figures(calibrated).items():
         for key, value in values.items():
             figures[f"raw text, calibrated/{subject}/{key}"] = value
     for name in ("raw text", "raw text, calibrated"):
-        for key, value in half_figures(decided_rows[name]).items():
-            figures[f"{name}/{key}"] = value
+        for half, subjects in per_half(decided_rows[name]).items():
+            for subject, values in subjects.items():
+                figures[f"{name}/half {half}/{subject}/er"] = values["er"]
     for subject in SUBJECTS:
         figures[f"raw text minus atomic facts/{subject}/er"] = round(
             figures[f"raw text/{subject}/er"] - figures[f"model atomic facts/{subject}/er"], 2

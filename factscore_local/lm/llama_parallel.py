@@ -19,12 +19,13 @@ shared prefix) and output, and what followed their latest earlier occurrence is 
 (atomic facts copy their sentence's words). The pending token and its draft are decoded
 together; the draft's tokens are kept while they equal the argmax the model gives before
 them, the rest leave the cache. The kept tokens are the greedy ones, so the output is
-plain greedy's, decoded in fewer steps (on 2 CPU
-cores no faster: a step of five tokens costs about five steps, docs/benchmarks/
-prompt-lookup.md). Batching changes llama.cpp's floating-point sums a little, so where two
-tokens nearly tie an output can differ from the one-at-a-time generation (a quarter of the
-1.5B model's decompositions somewhere, prompt-lookup.md); outputs are cached by prompt, so
-a resumed run reuses them.
+plain greedy's, decoded in fewer steps (on 2 CPU cores no faster: a step of five tokens
+costs about five steps; docs/benchmarks/prompt-lookup.md).
+
+Batching changes llama.cpp's floating-point sums a little, so where two tokens nearly tie
+an output can differ from the one-at-a-time generation (a quarter of the 1.5B model's
+decompositions differ somewhere; prompt-lookup.md); outputs are cached by prompt, so a
+resumed run reuses them.
 """
 
 from __future__ import annotations

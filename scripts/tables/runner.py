@@ -127,6 +127,16 @@ def crossfit(fit_rows: list[BioRow], apply_rows: list[BioRow], verifier: str, ob
     return out, fitted
 
 
+def per_half(rows: list[BioRow]) -> dict:
+    """ER and F1 per subject on each topic half."""
+    out = {}
+    for half in (0, 1):
+        v = validate_rows([r for r in rows if topic_half(r.topic) == half], bootstrap=0)
+        out[str(half)] = {s: {"er": x["error_rate"], "f1": x["f1_micro"]}
+                          for s, x in v["subjects"].items()}  # fmt: skip
+    return out
+
+
 COVERAGE_RULE = "retrieve-lm+np+coverage-fitted"
 SLOTS_RULE = "retrieve-lm+np+coverage+slots-fitted"  # the coverage rule + the slot check
 LONG_PAGE = 5  # passages: a page longer than k=5 gives facts different evidence
