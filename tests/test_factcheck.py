@@ -103,19 +103,16 @@ def test_correction_measure():
 
 
 @pytest.mark.slow
-def test_factcheck_runs_end_to_end_with_a_real_lm(tmp_path):
+def test_factcheck_runs_end_to_end_with_a_real_lm(xml_index, tmp_path):
     """Three stance pairs and three claims with the small LM, evidence retrieved from an
     index of real Wikipedia text; the outputs and summary are complete, and a second run
     is served from the cache."""
-    from factscore_local.index.builder import BuildOptions, build_index
 
     from factscore_local.model_store import SMALL_LM, installed_path
-    from tests.conftest import EXCERPT
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
-    index = tmp_path / "index"
-    build_index(BuildOptions(source=require(EXCERPT), out=index, dense=None, progress=False))
+    index = xml_index  # the real dump excerpt, built once for the session
     claims = tmp_path / "claims.jsonl"
     claims.write_text("\n".join(json.dumps(c) for c in [
         {"claim": "Abraham Lincoln was the 16th president of the United States.",

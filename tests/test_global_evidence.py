@@ -56,17 +56,16 @@ def test_the_topicless_prompt_names_no_topic():
 
 
 @pytest.mark.slow
-def test_eval_without_topic_records_the_pages_of_its_evidence(tmp_path):
+@pytest.mark.heavy  # a minute; the whole-index search above and VeriScore's run with the LM
+# (test_veriscore.py) cover its parts in CI
+def test_eval_without_topic_records_the_pages_of_its_evidence(xml_index, tmp_path):
     """The small LM verifies a topic-less bio against an index of real Wikipedia pages."""
-    from factscore_local.index.builder import BuildOptions, build_index
 
     from factscore_local.model_store import SMALL_LM, installed_path
-    from tests.conftest import EXCERPT, require
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
-    index = tmp_path / "index"
-    build_index(BuildOptions(source=require(EXCERPT), out=index, dense=None, progress=False))
+    index = xml_index  # the real dump excerpt, built once for the session
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"output": "Abraham Lincoln was the 16th president of the "
                                             "United States."}) + "\n", "utf-8")  # fmt: skip

@@ -50,7 +50,7 @@ def test_a_long_response_is_cut_and_reported_and_the_others_are_scored(db_index,
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps(x) + "\n" for x in lines))
     out = tmp_path / "out.jsonl"
-    limit = int(os.environ.get("FSCORE_LONG_SENTENCES", "2"))
+    limit = int(os.environ.get("FSCORE_LONG_SENTENCES", "1"))
     args = ["eval", "--index", str(db_index), "--input", str(src), "--lm", SMALL_LM, "--quiet"]
     args += ["--max-sentences", str(limit), "--cache", str(tmp_path / "c.db"), "--out", str(out)]
     result = CliRunner().invoke(main, args)

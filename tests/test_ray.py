@@ -41,9 +41,9 @@ from factscore_local.distributed.ray_eval import (  # noqa: E402
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 # Four short dev bios (Joeri Adams, Eric Hacker, Craig Morton, Quintus Sosius Senecio), each
-# cut to its first two annotated sentences so that a run takes seconds, not minutes.
+# cut to its first annotated sentence so that a run takes seconds, not minutes.
 PICK = (4, 15, 32, 3)
-SENTENCES = 2
+SENTENCES = 1
 
 
 @pytest.fixture(scope="module")

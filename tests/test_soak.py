@@ -18,7 +18,7 @@ def test_killed_and_shared_runs_give_the_reference_rows(db_index, tmp_path):
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
-    out = soak(db_index, SHARED, tmp_path, n_bios=2, kills=1, seed=1, sentences=2)
+    out = soak(db_index, SHARED, tmp_path, n_bios=2, kills=1, seed=1, sentences=1)
     assert out["kills"] >= 1, out  # a kill landed before the run could finish
     assert out["cache_integrity"] == "ok"
     for run in ("killed", "beside"):

@@ -83,6 +83,7 @@ def test_unknown_prompt_options_are_errors(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # a minute; test_plain_format_and_yes_no_reach_the_lm_on_a_real_bio runs in CI
 def test_levers_reach_the_lm_on_a_real_bio(db_index, tmp_path):
     """With the small LM on a real labeled bio: every judged prompt holds the examples,
     each fact is judged once with its own sentence (the margin) and once without (the

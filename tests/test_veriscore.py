@@ -19,7 +19,6 @@ from factscore_local.methods.veriscore.core import (
     windows,
 )
 from factscore_local.methods.veriscore.pipeline import decide, extraction_prompt, read_responses
-from tests.conftest import EXCERPT, require
 
 S = [f"S{i}." for i in range(8)]
 
@@ -100,17 +99,15 @@ def test_bad_lines_reported_per_line(tmp_path):
 
 
 @pytest.mark.slow
-def test_veriscore_runs_end_to_end_with_global_evidence(tmp_path):
+def test_veriscore_runs_end_to_end_with_global_evidence(xml_index, tmp_path):
     """The small LM extracts and verifies claims of a short answer against an index of
     real Wikipedia pages, without a topic; bad lines get their own rows."""
-    from factscore_local.index.builder import BuildOptions, build_index
 
     from factscore_local.model_store import SMALL_LM, installed_path
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
-    index = tmp_path / "index"
-    build_index(BuildOptions(source=require(EXCERPT), out=index, dense=None, progress=False))
+    index = xml_index  # the real dump excerpt, built once for the session
     source = tmp_path / "in.jsonl"
     source.write_text("\n".join([
         json.dumps({"question": "Who was Aristotle?", "domain": "bio",
