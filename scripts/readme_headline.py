@@ -2,8 +2,9 @@
 
     python -m scripts.readme_headline [--check]
 
-``python -m scripts.docs`` writes ``docs/benchmarks/headline.md`` (the dev-set ER and F1)
-and ``docs/benchmarks/contradictions.md`` (the counterfactual probe) from their results
+``python -m scripts.docs`` writes ``docs/benchmarks/headline.md`` (the dev-set ER and F1),
+``docs/benchmarks/contradictions.md`` (the counterfactual probe) and, once its results file
+exists, ``docs/benchmarks/raw-text.md`` (the estimate from raw text) from their results
 files; this copies each, unchanged, between the README's ``<!-- NAME -->`` and
 ``<!-- /NAME -->`` markers, so the README's figures are never typed by hand. ``--check``
 changes nothing and exits 1 when a block differs.
@@ -20,6 +21,7 @@ README = ROOT / "README.md"
 BLOCKS = {  # marker name -> the generated page the README holds there
     "headline": ROOT / "docs" / "benchmarks" / "headline.md",
     "contradictions": ROOT / "docs" / "benchmarks" / "contradictions.md",
+    "raw-text": ROOT / "docs" / "benchmarks" / "raw-text.md",
 }
 HEADLINE = BLOCKS["headline"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from scripts import docs, readme_headline
-from scripts.common import RESULTS, read_results
+from scripts.common import RESULTS, SUBJECTS, read_results
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -109,3 +109,26 @@ def test_home_page_code_blocks_fit_in_chromium(built_site: Path, browser_page, w
     assert page.locator("pre > code").count() >= 1
     assert page.evaluate(CUT_BLOCKS) == []
     assert page.errors == []
+
+
+def test_raw_text_table_sets_both_estimates_side_by_side() -> None:
+    """The README's raw-text table reads, per subject, the run's two settings (atomic facts
+    and raw text); once ``raw-text-98`` is a results file, the README holds it as generated."""
+    figures = {}
+    for i, subject in enumerate(SUBJECTS):
+        for setting, er in (("model atomic facts", 1.0 + i), ("raw text", 2.5 + i)):
+            figures |= {f"{setting}/{subject}/human": 50.0, f"{setting}/{subject}/er": er,
+                        f"{setting}/{subject}/estimated": 50.0 + er,
+                        f"{setting}/{subject}/bio_mae": 9.0, f"{setting}/{subject}/bios": 98,
+                        f"{setting}/{subject}/facts_per_response": 30.0}  # fmt: skip
+    record = {"name": "raw-text-x", "figures": figures, "data": {"topics": 98}}
+    table = docs.raw_text(record)
+    assert "| ChatGPT | 50.0 | 52.0 | 2.0 | 53.5 | 3.5 | 9.0 | 30.0 |" in table
+    assert "98 bios per subject on 98 labeled dev topics" in table
+    path = RESULTS / f"{docs.RAW_TEXT}.json"
+    readme = README.read_text("utf-8")
+    if path.exists():
+        block = readme_headline.readme_block(readme, "raw-text")
+        assert block == docs.raw_text(read_results(path))
+    else:
+        assert "<!-- raw-text -->" not in readme
