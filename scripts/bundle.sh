@@ -95,8 +95,12 @@ if [[ $NO_DEPS -eq 0 ]]; then
     TORCH="torch==$(basename "$TORCH" | cut -d- -f2)"
   fi
   echo "$TORCH" > "$WORK/constraints.txt"
-  # a given llama-cpp-python wheel is preferred to building (or reusing the cached build)
+  # a given llama-cpp-python wheel is preferred to building (or reusing the cached build);
+  # for this machine, so is the one setup.sh compiled
   [[ -z "$LLAMA_WHEEL" ]] || cp "$LLAMA_WHEEL" "$WORK/links/"
+  if [[ -z "$LLAMA_WHEEL" && $CROSS -eq 0 ]] && compgen -G "$VENV/.llama-wheel/*.whl" >/dev/null; then
+    cp "$VENV"/.llama-wheel/*.whl "$WORK/links/"
+  fi
   # setup.sh's build flags, for a llama-cpp-python that is not in pip's cache yet.
   export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
   if [[ $CROSS -eq 0 ]]; then

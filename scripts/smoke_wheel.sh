@@ -7,7 +7,7 @@
 #
 # Usage: scripts/smoke_wheel.sh [WORKDIR]   (default: a temporary folder, removed after)
 # Needs: the project's .venv (scripts/setup.sh: it builds the wheel, and leaves the compiled
-# llama-cpp-python wheel in pip's cache) and the 0.5B model in the model store.
+# llama-cpp-python wheel in .venv/.llama-wheel) and the 0.5B model in the model store.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${FSCORE_VENV:-$ROOT/.venv}"
@@ -39,11 +39,11 @@ find "$WORK/src" -name __pycache__ -prune -exec rm -rf {} +
 WHEEL="$(ls "$WORK"/dist/factscore_local-*.whl)"
 stage_done "wheel $(basename "$WHEEL")"
 
-# 2. A fresh environment with the wheel and the 'llama' extra. pip's cache holds the
-# llama-cpp-python wheel that setup.sh compiled (a cache miss compiles it: 10-16 min).
+# 2. A fresh environment with the wheel and the 'llama' extra: llama-cpp-python from the
+# wheel setup.sh compiled (kept in the venv; else pip's cache; a miss compiles it again).
 rm -rf "$WORK/venv"
 "$PY" -m venv "$WORK/venv"
-"$WORK/venv/bin/pip" install -q "$WHEEL[llama]"
+"$WORK/venv/bin/pip" install -q --find-links "$VENV/.llama-wheel" "$WHEEL[llama]"
 stage_done "fresh environment"
 FSCORE="$WORK/venv/bin/fscore"
 # The installed package, not the checkout: nothing of the repository on the path.
