@@ -42,7 +42,7 @@ WHEELS="$VENV/.llama-wheel"
 LLAMA_LOG="$VENV/.llama-build.log"
 if [[ $INSTALL -eq 1 ]] && ! "$VENV/bin/python" -c "import llama_cpp" >/dev/null 2>&1; then
   # its multimodal library is never used, and leaving it out saves 18% of the build
-  # (BENCHMARKS.md, "The first command").
+  # (docs/benchmarks/llama-build.md).
   DEFAULT_CMAKE_ARGS="-DLLAVA_BUILD=OFF"
   # ggml's AMX path (compiled in by -march=native on Sapphire Rapids and later Xeons)
   # segfaults on the first multi-token batch and returns garbage tokens with these Q4_K
