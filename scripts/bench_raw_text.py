@@ -19,7 +19,9 @@ Two runs of the estimator over the same bios, every model result from the cache:
 The default rule is cross-fitted over the topic halves (its weights fitted on the other
 half's human facts, ER objective, as in the tables) and decides both. Per subject: ER, the
 bio-level mean absolute error and facts per response, from raw text and from the model
-atomic facts of the same run. ``--rule`` measures another fitted rule the same way.
+atomic facts of the same run; for the raw text, also the facts that carry markup
+(citation markers, URLs: the cleaning's forms) and how many of them are judged supported
+beside the others. ``--rule`` measures another fitted rule the same way.
 
 "raw text, calibrated" is the raw-text path's own calibration (issue 47): the same
 cross-fitted rule with its bias shifted by the amount that minimises the sum of the three
@@ -125,6 +127,29 @@ def subject_figures(rows: list[BioRow]) -> dict:
     return out
 
 
+def markup_figures(rows: list[BioRow]) -> dict:
+    """Per subject, the facts that carry markup (a citation marker, a footnote mark, a URL,
+    markdown; ``pipeline/clean.py``'s forms) and the share of them judged supported beside
+    the share of the other facts: why a subject's raw-text estimate falls short."""
+    from factscore_local.labels.validation import subject_name
+    from factscore_local.pipeline.clean import clean_generation
+
+    out = {}
+    for subject in SUBJECTS:
+        marked, plain = [], []
+        for row in rows:
+            if subject_name(row.source) != subject or not row.responded:
+                continue
+            for d in row.decisions:
+                (marked if clean_generation(d.atom).changed else plain).append(d.is_supported)
+        out[subject] = {
+            "facts_with_markup": len(marked),
+            "supported_with_markup": round(100 * float(np.mean(marked)), 1) if marked else None,
+            "supported_without_markup": round(100 * float(np.mean(plain)), 1) if plain else None,
+        }
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     import sys
 
@@ -170,6 +195,9 @@ def main(argv: list[str] | None = None) -> None:
         for half, subjects in per_half(decided_rows[name]).items():
             for subject, values in subjects.items():
                 figures[f"{name}/half {half}/{subject}/er"] = values["er"]
+    for subject, values in markup_figures(decided_rows["raw text"]).items():
+        for key, value in values.items():
+            figures[f"raw text/{subject}/{key}"] = value
     for subject in SUBJECTS:
         figures[f"raw text minus atomic facts/{subject}/er"] = round(
             figures[f"raw text/{subject}/er"] - figures[f"model atomic facts/{subject}/er"], 2
