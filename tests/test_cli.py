@@ -55,3 +55,29 @@ def test_demo_data_found():
     except FileNotFoundError:
         pytest.skip("no shared/data and no cached excerpt on this machine")
     assert path.name == EXCERPT and path.stat().st_size > 1_000_000
+
+
+@pytest.mark.slow
+@pytest.mark.heavy  # minutes (an index with dense leads, four bios decomposed and judged)
+def test_demo_runs_end_to_end_with_the_small_model(tmp_path):
+    """``fscore demo`` with the 0.5B model: the index, the lookup, the dense search and every
+    demo bio scored, each fact printed with its decision and margin."""
+    from factscore_local.model_store import SMALL_LM, installed_path
+
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    try:
+        find_dump(download=False)
+    except FileNotFoundError:
+        pytest.skip("no shared/data and no cached excerpt on this machine")
+    out = tmp_path / "demo-index"
+    result = CliRunner().invoke(main, ["demo", "--out", str(out), "--lm", SMALL_LM])
+    assert result.exit_code == 0, result.output
+    assert "lookup 'albert einstein' -> Albert Einstein" in result.output
+    assert "dense search over the pages' leads ->" in result.output
+    for topic in ("Albert Einstein", "Abraham Lincoln", "Ayn Rand", "Andre Agassi"):
+        assert f"  {topic}: " in result.output
+    decided = [line for line in result.output.splitlines() if line.startswith("     [")]
+    assert decided and all("(margin " in line for line in decided)
+    rows = [json.loads(x) for x in (out / "demo_bios.scored.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 and all(r.get("n_facts") for r in rows)

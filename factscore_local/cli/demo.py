@@ -59,7 +59,8 @@ def demo_cmd(out, lm) -> None:
             f"  {row.topic}: {row.n_facts} facts, {100 * (row.init_score or 0):.0f}% supported"
         )
         for d in row.decisions:
-            click.echo(f"     [{'S' if d.is_supported else 'x'}] {d.atom}")
+            margin = "" if d.margin is None else f"  (margin {d.margin:+.2f})"
+            click.echo(f"     [{'S' if d.is_supported else 'x'}] {d.atom}{margin}")
     print_summary(result.summary, result.config.verifier)
 
 
