@@ -17,7 +17,8 @@ cd "$ROOT"
 # With no arguments (as CI runs it) the 'heavy' checks are left out: they take minutes each
 # and repeat what lighter tests cover; `bash scripts/test.sh -m heavy` runs them.
 if [[ $# -eq 0 ]]; then
-  "$VENV/bin/python" -m pytest -m "not heavy"
+  # (the slowest tests are listed at the end: CI has a 30-minute budget to keep)
+  "$VENV/bin/python" -m pytest -m "not heavy" --durations=25
 else
   "$VENV/bin/python" -m pytest "$@"
 fi
