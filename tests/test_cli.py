@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -77,6 +78,7 @@ def test_demo_runs_end_to_end_with_the_small_model(tmp_path):
     assert "dense search over the pages' leads ->" in result.output
     for topic in ("Albert Einstein", "Abraham Lincoln", "Ayn Rand", "Andre Agassi"):
         assert f"  {topic}: " in result.output
+    assert re.search(r"demo: 4 bios, \d+ facts scored in [\d.]+s", result.output)
     decided = [line for line in result.output.splitlines() if line.startswith("     [")]
     assert decided and all("(margin " in line for line in decided)
     rows = [json.loads(x) for x in (out / "demo_bios.scored.jsonl").read_text().splitlines()]

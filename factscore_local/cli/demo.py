@@ -3,6 +3,7 @@ and estimate FActScore of the project's demo bios, through the Python API."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
@@ -50,7 +51,11 @@ def demo_cmd(out, lm) -> None:
         f"demo: estimating FActScore of {len(bios)} bios in {bios_path.name} "
         "(atomic facts and True/False with the local LM; CPU, a few minutes)"
     )
+    started = time.perf_counter()
     result = evaluate(bios_path, out, lm=lm, out=out / "demo_bios.scored.jsonl", progress=True)
+    facts = sum(row.n_facts for row in result.rows if row.ok)
+    click.echo(f"demo: {len(bios)} bios, {facts} facts scored in "
+               f"{time.perf_counter() - started:.1f}s")  # fmt: skip
     for row in result.rows:
         if not row.ok:
             click.echo(f"  {row.topic}: error: {row.error}")
