@@ -134,14 +134,14 @@ def markup_figures(rows: list[BioRow]) -> dict:
     from factscore_local.labels.validation import subject_name
     from factscore_local.pipeline.clean import clean_generation
 
-    out = {}
-    for subject in SUBJECTS:
-        marked, plain = [], []
-        for row in rows:
-            if subject_name(row.source) != subject or not row.responded:
-                continue
+    judged = {s: ([], []) for s in SUBJECTS}  # subject -> (with markup, without)
+    for row in rows:
+        if row.responded and subject_name(row.source) in judged:
+            marked, plain = judged[subject_name(row.source)]
             for d in row.decisions:
                 (marked if clean_generation(d.atom).changed else plain).append(d.is_supported)
+    out = {}
+    for subject, (marked, plain) in judged.items():
         out[subject] = {
             "facts_with_markup": len(marked),
             "supported_with_markup": round(100 * float(np.mean(marked)), 1) if marked else None,

@@ -320,20 +320,13 @@ def write_docs(out: Path = DOCS) -> list[Path]:
         written.append(path)
     rows = [[f"[{r.get('title', r['name'])}]({r['name']}.md)", r["date"][:10],
              "replayed" if r.get("replay") else "recorded"] for r in records]  # fmt: skip
-    main = next((r for r in records if r["name"] == HEADLINE), None)
-    if main is not None:  # the README's table, read from the headline results file
-        state = "replayed" if main.get("replay") else "recorded"
-        rows.append([f"[The README's headline table (from {HEADLINE})](headline.md)",
-                     main["date"][:10], state])  # fmt: skip
-    probe = next((r for r in records if r["name"] == PROBE), None)
-    raw = next((r for r in records if r["name"] == RAW_TEXT), None)
-    if probe is not None:
-        rows.append([f"[The README's contradiction table (from {PROBE})](contradictions.md)",
-                     probe["date"][:10], "recorded"])  # fmt: skip
-    if raw is not None:
-        state = "replayed" if raw.get("replay") else "recorded"
-        rows.append([f"[The README's raw-text table (from {RAW_TEXT})](raw-text.md)",
-                     raw["date"][:10], state])  # fmt: skip
+    # the README's tables: each read from its results file, when that file exists
+    readme = [(f"{title} (from {name})", page_name, make, record)
+              for name, title, page_name, make in README_TABLES
+              for record in records if record["name"] == name]  # fmt: skip
+    for title, page_name, _, record in readme:
+        state = "replayed" if record.get("replay") else "recorded"
+        rows.append([f"[{title}]({page_name})", record["date"][:10], state])
     index = out / "index.md"
     index.write_text(
         "# Benchmarks\n\nEvery figure comes from a results file in `scripts/results/`; "
@@ -341,16 +334,18 @@ def write_docs(out: Path = DOCS) -> list[Path]:
         "scripts.docs` writes these pages.\n\n" + md_table(["benchmark", "date", "check"], rows)
         + "\n", "utf-8")  # fmt: skip
     written.append(index)
-    if main is not None:
-        (out / "headline.md").write_text(headline(main), "utf-8")
-        written.append(out / "headline.md")
-    if probe is not None:  # the README's contradiction table
-        (out / "contradictions.md").write_text(contradictions(probe), "utf-8")
-        written.append(out / "contradictions.md")
-    if raw is not None:  # the README's raw-text table
-        (out / "raw-text.md").write_text(raw_text(raw), "utf-8")
-        written.append(out / "raw-text.md")
+    for _, page_name, make, record in readme:
+        (out / page_name).write_text(make(record), "utf-8")
+        written.append(out / page_name)
     return written
+
+
+# The README's tables: results file, the index's words for it, its page, what writes it.
+README_TABLES = (
+    (HEADLINE, "The README's headline table", "headline.md", headline),
+    (PROBE, "The README's contradiction table", "contradictions.md", contradictions),
+    (RAW_TEXT, "The README's raw-text table", "raw-text.md", raw_text),
+)
 
 
 def main(argv: list[str] | None = None) -> int:

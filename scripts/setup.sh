@@ -67,11 +67,12 @@ if ! "$VENV/bin/python" -c "import torch" >/dev/null 2>&1; then
 fi
 if [[ $INSTALL -eq 1 ]]; then
   echo "setup: installing factscore-local and its dependencies" >&2
-  # Every extra but llama (the package's heavy parts: transformers, dense, Lucene, report,
-  # ...) and the dev tools; a plain `pip install factscore-local` is the light core.
+  # Every extra of 'all' but llama (the package's heavy parts: transformers, dense, Lucene,
+  # report, ...) and the dev tools; a plain `pip install factscore-local` is the light core.
+  ALL="$(sed -n 's/^all = \["factscore-local\[\(.*\)\]"\]$/\1/p' "$ROOT/pyproject.toml")"
+  EXTRAS="$(tr ',' '\n' <<<"$ALL" | grep -vx llama | paste -sd, -),dev"
   # (setuptools' notice on editable installs with mapped folders says nothing to act on)
-  PYTHONWARNINGS="ignore:Editable installation" "$VENV/bin/pip" install -q \
-    -e "$ROOT[transformers,dense,lucene,report,stats,ray,harness,dev]"
+  PYTHONWARNINGS="ignore:Editable installation" "$VENV/bin/pip" install -q -e "$ROOT[$EXTRAS]"
   stage_done "factscore-local and its dependencies but llama.cpp"
 fi
 
