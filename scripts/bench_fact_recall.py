@@ -60,8 +60,15 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     seed_cache(args.cache, args.seed_cache, "fact-recall")
     data = data_root(args.data)
-    own = {(r["subject"], r["topic"]): [f for _, f in r["facts"]]
-           for r in own_facts(data, args.cache, not args.no_clean)[0]}  # fmt: skip
+    rows, missing = own_facts(data, args.cache, not args.no_clean)
+    if missing:
+        # a bio whose sentences are not all decomposed would count as one that finds little
+        raise SystemExit(
+            f"{missing} decomposition prompts are not in {args.cache}: seed the "
+            "continuation files that hold them (the cleaned outputs' come from "
+            "scripts.raw_text_run) before measuring"
+        )
+    own = {(r["subject"], r["topic"]): [f for _, f in r["facts"]] for r in rows}
     figures: dict = {}
     for subject, bios in labeled_bios(data, SUBJECTS).items():
         found_own = found_ref = n_human = n_bios = n_own = n_ref = 0

@@ -1,6 +1,7 @@
 """A hand check of the project's own facts (issue 47): can a reader verify each on its own?
 
-    python -m scripts.hand_check_own_facts draw --no-clean --out bench-out/hand-before.jsonl
+    python -m scripts.hand_check_own_facts draw --no-clean --out bench-out/hand-before.jsonl \\
+        [--seed-cache scripts/cache/raw-text-98-part1.jsonl.gz ...]
     # read them; write {index: "" (stands alone) or the problem} to a JSON file, then
     python -m scripts.hand_check_own_facts record --sample bench-out/hand-before.jsonl \\
         --verdicts bench-out/hand-before-verdicts.json --name own-facts-hand-check-before
@@ -22,7 +23,14 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from scripts.common import SUBJECTS, data_root, results_record, write_results
+from scripts.common import (
+    SUBJECTS,
+    add_cache_options,
+    data_root,
+    results_record,
+    seed_cache,
+    write_results,
+)
 from scripts.own_facts import own_facts
 
 PER_SUBJECT = {"InstructGPT": 33, "ChatGPT": 33, "PerplexityAI": 34}
@@ -52,8 +60,11 @@ def record(sample: list[dict], verdicts: dict[str, str], name: str, argv: list[s
         figures[f"{subject}/standalone_pct"] = round(100 * alone / len(facts), 1)
     for problem, n in sorted(Counter(c["problem"] for c in checked if c["problem"]).items()):
         figures[f"problem/{problem}"] = n
-    data = {"labeled": "factscore/labeled-dev (all three subjects)",
-            "decomposition": "scripts/cache/own-decomp-98.jsonl.gz", "sample": len(sample)}
+    data = {
+        "labeled": "factscore/labeled-dev (all three subjects)",
+        "decomposition": "scripts/cache/own-decomp-98.jsonl.gz",
+        "sample": len(sample),
+    }
     record = results_record(name, "scripts.hand_check_own_facts", argv, data, figures,
                             replay=False, recorded_because="a reading by hand",
                             hand_check=checked)  # fmt: skip
@@ -68,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="step", required=True)
     d = sub.add_parser("draw")
-    d.add_argument("--cache", type=Path, default=Path("bench-out/own-facts-cache.db"))
+    add_cache_options(d, Path("bench-out/own-facts-cache.db"))
     d.add_argument("--no-clean", action="store_true")
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--out", type=Path, required=True)
@@ -78,7 +89,13 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--name", required=True)
     args = ap.parse_args(argv)
     if args.step == "draw":
+        seed_cache(args.cache, args.seed_cache, "hand-check")
         rows, missing = own_facts(data_root(None), args.cache, not args.no_clean)
+        if missing:
+            raise SystemExit(
+                f"{missing} decomposition prompts are not in {args.cache}: "
+                "seed the continuation files that hold them first"
+            )
         sample = draw(rows, args.seed)
         args.out.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in sample))
         for i, s in enumerate(sample):
