@@ -29,6 +29,42 @@ if [[ ! -x "$VENV/bin/python" ]]; then
   "$VENV/bin/pip" install -q --upgrade pip
   stage_done "virtual environment"
 fi
+# pip's settings (environment first, then its configuration files), read for uv, which
+# does not read pip's configuration.
+pip_setting() {
+  local env
+  env="PIP_$(tr 'a-z-' 'A-Z_' <<<"$1")"
+  if [[ -n "${!env:-}" ]]; then echo "${!env}"; else "$VENV/bin/pip" config get "global.$1" 2>/dev/null || true; fi
+}
+# Installs go through uv where it can be had: it downloads in parallel and skips pip's
+# bytecode compile, so a cold install of torch and the extras takes a fraction of pip's time
+# (stages in docs/benchmarks/first-command.md); pip otherwise. Set up on the first install, so that a
+# setup with nothing to install reaches for no network.
+INSTALLER=""
+UV_ARGS=()
+UV_CERT=""
+pip_install() {
+  if [[ -z "$INSTALLER" ]]; then
+    INSTALLER=pip
+    if [[ -x "$VENV/bin/uv" ]] || "$VENV/bin/pip" install -q uv >/dev/null 2>&1; then
+      INSTALLER=uv
+      # pip's rule for several indexes (the best version over all), its indexes and links
+      UV_ARGS=(--python "$VENV/bin/python" --index-strategy unsafe-best-match)
+      for url in $(pip_setting index-url); do UV_ARGS+=(--index-url "$url"); done
+      for url in $(pip_setting extra-index-url); do UV_ARGS+=(--extra-index-url "$url"); done
+      for url in $(pip_setting find-links); do UV_ARGS+=(--find-links "$url"); done
+      # (uv trusts its own CA roots unless told of the ones pip is set to)
+      UV_CERT="${SSL_CERT_FILE:-$(pip_setting cert)}"
+    fi
+  fi
+  if [[ $INSTALLER == pip ]]; then
+    "$VENV/bin/pip" install -q "$@"
+  elif [[ -n "$UV_CERT" ]]; then
+    SSL_CERT_FILE="$UV_CERT" "$VENV/bin/uv" pip install -q "${UV_ARGS[@]}" "$@"
+  else
+    "$VENV/bin/uv" pip install -q "${UV_ARGS[@]}" "$@"
+  fi
+}
 STAMP="$VENV/.fscore-installed"
 HASH="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)-$ROOT"
 INSTALL=0
@@ -62,7 +98,7 @@ fi
 # The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
 if ! "$VENV/bin/python" -c "import torch" >/dev/null 2>&1; then
   echo "setup: installing torch (CPU)" >&2
-  "$VENV/bin/pip" install -q "torch==2.13.0"
+  pip_install "torch==2.13.0"
   stage_done "torch"
 fi
 if [[ $INSTALL -eq 1 ]]; then
@@ -72,7 +108,7 @@ if [[ $INSTALL -eq 1 ]]; then
   ALL="$(sed -n 's/^all = \["factscore-local\[\(.*\)\]"\]$/\1/p' "$ROOT/pyproject.toml")"
   EXTRAS="$(tr ',' '\n' <<<"$ALL" | grep -vx llama | paste -sd, -),dev"
   # (setuptools' notice on editable installs with mapped folders says nothing to act on)
-  PYTHONWARNINGS="ignore:Editable installation" "$VENV/bin/pip" install -q -e "$ROOT[$EXTRAS]"
+  PYTHONWARNINGS="ignore:Editable installation" pip_install -e "$ROOT[$EXTRAS]"
   stage_done "factscore-local and its dependencies but llama.cpp"
 fi
 
@@ -93,7 +129,7 @@ if [[ $INSTALL -eq 1 ]]; then
     stage_done "llama-cpp-python compiled (waited for the rest of its build)"
   fi
   # the wheel just built (or, when llama_cpp was there already, nothing to do)
-  "$VENV/bin/pip" install -q --find-links "$WHEELS" "$LLAMA_REQ"
+  pip_install --find-links "$WHEELS" "$LLAMA_REQ"
   echo "$HASH" > "$STAMP"
   stage_done "the llama extra"
 fi
