@@ -1,4 +1,4 @@
-"""How often facts are fragments (a word cut short, no verb), and what the filter drops.
+"""How often facts are fragments (a word cut short, no verb, a loop), and what the filter drops.
 
     python -m scripts.bench_fragments [--own-topics N --index IDX [--cache FILE] [--sample K]]
 

@@ -397,3 +397,21 @@ def test_fragments_are_dropped_and_statements_kept() -> None:
         "He married.",
     ]
     assert fragment_reasons(facts, sentences) == [None, None, "no verb", "cut word", None]
+
+
+def test_a_fact_caught_in_a_decoding_loop_is_dropped() -> None:
+    """A phrase said twice in a row that its sentence says once is a greedy loop (seen in the
+    dev bios' own decomposition), not a claim of the text; a sentence that repeats itself,
+    or a single word said twice, is left alone."""
+    from factscore_local.pipeline.fragments import fragment_reasons, looping
+
+    sentence = "Jesse Foppert is a former minor league pitcher who played for the Giants."
+    assert looping("He played for the Giants in the 1990s in the 1990s.", sentence)
+    assert looping("The show is about two friends who are in love who are in love.", sentence)
+    assert looping("He won in New York, New York.", sentence)
+    assert not looping("He won in New York, New York.", "He lived in New York, New York.")
+    assert not looping("He was very, very tall.", "He was very tall.")
+    assert not looping("Jesse Foppert played for the Giants.", sentence)
+    facts = ["Foppert played for the Giants in the minor league in the 1990s in the 1990s.",
+             "Foppert played for the Giants."]  # fmt: skip
+    assert fragment_reasons(facts, [sentence, sentence]) == ["loop", None]

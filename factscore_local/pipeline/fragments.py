@@ -7,7 +7,10 @@ fragment must never count as supported).
   but the start of a capitalised one at least ``CUT_MIN_MISSING`` characters longer;
 - **no verb**: spaCy's tagger finds no verb or auxiliary in the fact, nor any word that it
   tags as one in the fact's sentence, nor in the fact with its leading name replaced by
-  "It" (the small tagger mis-reads short facts: "Haddish acts.").
+  "It" (the small tagger mis-reads short facts: "Haddish acts.");
+- **loop**: the fact says a phrase of two or more words twice in a row and its sentence
+  does not ("... in the 1990s in the 1990s."): greedy decoding caught in a loop, often
+  after words the sentence never wrote, so the fact is no claim of the text.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 # "Japan" for "Japanese" is a word of its own; "Ag" for "Agassi" is not.
 CUT_MIN_MISSING = 4
 VERB_TAGS = {"VERB", "AUX"}
+# A phrase of 2 to 8 words followed at once by itself (punctuation between allowed).
+_REPEATED_PHRASE = re.compile(r"\b((?:\w+\W+){1,7}?\w+)\W+\1\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
@@ -47,6 +52,11 @@ def cut_word(fact: str, sentence: str) -> bool:
     )
 
 
+def looping(fact: str, sentence: str) -> bool:
+    """The fact repeats a phrase of two or more words back to back; its sentence does not."""
+    return bool(_REPEATED_PHRASE.search(fact)) and not _REPEATED_PHRASE.search(sentence)
+
+
 def _has_verb(doc, verbs: set[str]) -> bool:
     return any(t.pos_ in VERB_TAGS or t.text.lower() in verbs for t in doc)
 
@@ -62,7 +72,7 @@ def _subject_as_pronoun(doc) -> str:
 
 
 def fragment_reasons(facts: Sequence[str], sentences: Sequence[str], tagger: Any = None) -> list:
-    """For each (fact, the sentence it came from): "cut word", "no verb" or None."""
+    """For each (fact, the sentence it came from): "cut word", "loop", "no verb" or None."""
     tagger = tagger or load_tagger()
     unique = list(dict.fromkeys(sentences))
     verbs_of = {
@@ -76,6 +86,8 @@ def fragment_reasons(facts: Sequence[str], sentences: Sequence[str], tagger: Any
     ):
         if cut_word(fact, sentence):
             out.append("cut word")
+        elif looping(fact, sentence):
+            out.append("loop")
         elif _has_verb(doc, verbs_of[sentence]):
             out.append(None)
         else:
