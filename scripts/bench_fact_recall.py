@@ -29,7 +29,7 @@ from scripts.common import (
     seed_cache,
     write_results,
 )
-from scripts.own_facts import own_facts
+from scripts.own_facts import complete_own_facts
 
 
 def pairs(human: str, fact: str, topic: str, containment: float) -> bool:
@@ -60,14 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     seed_cache(args.cache, args.seed_cache, "fact-recall")
     data = data_root(args.data)
-    rows, missing = own_facts(data, args.cache, not args.no_clean)
-    if missing:
-        # a bio whose sentences are not all decomposed would count as one that finds little
-        raise SystemExit(
-            f"{missing} decomposition prompts are not in {args.cache}: seed the "
-            "continuation files that hold them (the cleaned outputs' come from "
-            "scripts.raw_text_run) before measuring"
-        )
+    rows = complete_own_facts(data, args.cache, not args.no_clean)
     own = {(r["subject"], r["topic"]): [f for _, f in r["facts"]] for r in rows}
     figures: dict = {}
     for subject, bios in labeled_bios(data, SUBJECTS).items():

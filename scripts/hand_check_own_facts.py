@@ -31,7 +31,7 @@ from scripts.common import (
     seed_cache,
     write_results,
 )
-from scripts.own_facts import own_facts
+from scripts.own_facts import complete_own_facts
 
 PER_SUBJECT = {"InstructGPT": 33, "ChatGPT": 33, "PerplexityAI": 34}
 
@@ -90,17 +90,11 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.step == "draw":
         seed_cache(args.cache, args.seed_cache, "hand-check")
-        rows, missing = own_facts(data_root(None), args.cache, not args.no_clean)
-        if missing:
-            raise SystemExit(
-                f"{missing} decomposition prompts are not in {args.cache}: "
-                "seed the continuation files that hold them first"
-            )
+        rows = complete_own_facts(data_root(None), args.cache, not args.no_clean)
         sample = draw(rows, args.seed)
         args.out.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in sample))
         for i, s in enumerate(sample):
             print(i, s["subject"][:4], "|", s["topic"], "|", s["fact"])
-        print(f"({missing} prompts not in the cache)")
     else:
         sample = [json.loads(line) for line in args.sample.read_text("utf-8").splitlines()]
         verdicts = json.loads(args.verdicts.read_text("utf-8"))

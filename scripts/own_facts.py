@@ -66,6 +66,18 @@ def own_facts(data: Path, cache_path: Path, clean: bool = True) -> tuple[list[di
     return out, lm.missing
 
 
+def complete_own_facts(data: Path, cache_path: Path, clean: bool = True) -> list[dict]:
+    """``own_facts``, refused while any decomposition prompt is missing from the cache (a bio
+    not fully decomposed would read as one with few facts)."""
+    rows, missing = own_facts(data, cache_path, clean)
+    if missing:
+        raise SystemExit(
+            f"{missing} decomposition prompts are not in {cache_path}: seed the continuation "
+            "files that hold them (the cleaned outputs' come from scripts.raw_text_run) first"
+        )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_cache_options(ap, Path("bench-out/own-facts-cache.db"))

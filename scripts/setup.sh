@@ -37,9 +37,9 @@ pip_setting() {
   if [[ -n "${!env:-}" ]]; then echo "${!env}"; else "$VENV/bin/pip" config get "global.$1" 2>/dev/null || true; fi
 }
 # Installs go through uv where it can be had: it downloads in parallel and skips pip's
-# bytecode compile, so a cold install of torch and the extras takes a fraction of pip's time
-# (stages in docs/benchmarks/first-command.md); pip otherwise. Set up on the first install, so that a
-# setup with nothing to install reaches for no network.
+# bytecode compile, so a cold install of torch and the extras takes a fraction of pip's
+# time (stages in docs/benchmarks/first-command.md); pip otherwise. Set up on the first
+# install, so that a setup with nothing to install reaches for no network.
 INSTALLER=""
 UV_ARGS=()
 UV_CERT=""
@@ -59,10 +59,8 @@ pip_install() {
   fi
   if [[ $INSTALLER == pip ]]; then
     "$VENV/bin/pip" install -q "$@"
-  elif [[ -n "$UV_CERT" ]]; then
-    SSL_CERT_FILE="$UV_CERT" "$VENV/bin/uv" pip install -q "${UV_ARGS[@]}" "$@"
   else
-    "$VENV/bin/uv" pip install -q "${UV_ARGS[@]}" "$@"
+    env ${UV_CERT:+"SSL_CERT_FILE=$UV_CERT"} "$VENV/bin/uv" pip install -q "${UV_ARGS[@]}" "$@"
   fi
 }
 STAMP="$VENV/.fscore-installed"
