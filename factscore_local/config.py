@@ -134,6 +134,15 @@ class EvalConfig:
         "a settings file of 'fscore calibrate'; none: not fitted.",
         cli=False,
     )
+    # The own decomposition splits and words facts unlike InstructGPT's, whose facts the
+    # rule's weights were fitted on; a shift of the bias brings its estimate to the humans'
+    # (docs/benchmarks/raw-text.md). Shipped per model beside the weights, or 0.
+    raw_text_shift: float = setting(
+        0.0,
+        "Added to a fitted rule's bias when the facts come from the project's own "
+        "decomposition (not --use-atomic-facts); 0: none.",
+        cli=False,
+    )
     np_stopwords: Path | None = setting(
         None,
         "Token ids (one per line) a masked-LM NP scorer skips, e.g. FActScore's "
@@ -303,7 +312,10 @@ class EvalConfig:
         np_threshold = self.np_threshold
         if np_threshold is None:
             np_threshold = default_np_threshold(self.np_model)
-        return Thresholds(self.margin, np_threshold, tuple(self.rule_weights or ()))
+        weights = tuple(self.rule_weights or ())
+        if weights and self.raw_text_shift and not self.use_atomic_facts:
+            weights = (weights[0] + self.raw_text_shift, *weights[1:])
+        return Thresholds(self.margin, np_threshold, weights)
 
 
 CONFIG_FIELDS = tuple(f.name for f in fields(EvalConfig))
@@ -391,6 +403,9 @@ def build_config(
     if shipped:
         fitted_keys = ("margin", "np_threshold", "rule_weights")
         taken = [k for k in fitted_keys if k in shipped and k not in given]
+        # The raw-text shift belongs to the shipped weights: not to weights given otherwise.
+        if "rule_weights" in taken and "raw_text_shift" in shipped:
+            taken.append("raw_text_shift")
         values.update({k: shipped[k] for k in taken})
         sources += [f"fitted defaults of {model_name(values.get('lm'))}"] * bool(taken)
     values["thresholds_from"] = ", ".join(sources) or "built-in defaults"

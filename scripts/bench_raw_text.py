@@ -90,6 +90,31 @@ def crossfit_shifted(own: list[BioRow], rule: str, fitted: list[dict]):
     return out, shifts
 
 
+def shipped_shift(own: list[BioRow], rule: str, lm: str | None) -> float | None:
+    """The bias shift for the weights shipped for the LM (fitted on every topic's human
+    facts): the one that minimises the three subjects' raw-text ER on every topic. What
+    ``scripts.ship_rule --raw-text`` ships if the cross-fitted shift wins; None when no
+    weights are shipped for the rule."""
+    from factscore_local.config import model_defaults
+    from factscore_local.pipeline.verifiers import Thresholds
+
+    weights = model_defaults(lm).get("rules", {}).get(rule, {}).get("rule_weights")
+    if not weights:
+        return None
+    base = Thresholds(0.0, 0.3, tuple(weights))
+    return float(min(SHIFTS, key=lambda d: (
+        er_sum(apply_thresholds(own, rule, shifted(base, d), 0)), abs(d))))  # fmt: skip
+
+
+def calibration_wins(base: dict, calibrated: dict) -> bool:
+    """Whether the calibrated raw-text estimate has a lower ER than the uncalibrated one on
+    both topic halves for every subject (``per_half`` of each); F1 does not apply, as
+    the own facts carry no human labels."""
+    return all(
+        calibrated[half][s]["er"] < base[half][s]["er"] for half in ("0", "1") for s in SUBJECTS
+    )
+
+
 def with_human_scores(rows: list[BioRow], bios) -> list[BioRow]:
     """Raw-text rows with the humans' score of their bio (no human facts: ER and the
     bio-level error need the score alone)."""
@@ -191,10 +216,16 @@ def main(argv: list[str] | None = None) -> None:
     for subject, values in subject_figures(calibrated).items():
         for key, value in values.items():
             figures[f"raw text, calibrated/{subject}/{key}"] = value
-    for name in ("raw text", "raw text, calibrated"):
-        for half, subjects in per_half(decided_rows[name]).items():
+    halves = {name: per_half(decided_rows[name]) for name in ("raw text", "raw text, calibrated")}
+    for name, by_half in halves.items():
+        for half, subjects in by_half.items():
             for subject, values in subjects.items():
                 figures[f"{name}/half {half}/{subject}/er"] = values["er"]
+    won = calibration_wins(halves["raw text"], halves["raw text, calibrated"])
+    figures["raw text, calibrated/wins on both halves for every subject"] = int(won)
+    figures["raw text, calibrated/shift for the shipped weights"] = shipped_shift(
+        own, args.rule, args.lm
+    )
     for subject, values in markup_figures(decided_rows["raw text"]).items():
         for key, value in values.items():
             figures[f"raw text/{subject}/{key}"] = value

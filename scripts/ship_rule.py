@@ -1,9 +1,14 @@
 """Ship a fitted rule's weights for an embedded model: an entry of data/model-defaults.json
 written from a ``fscore calibrate`` settings file and the tables' results, not by hand.
 
-Example:
+Examples:
     python -m scripts.ship_rule --settings bench-out/veto-98.json --tables tables-98 \\
         --why "..." --fitted-with "fscore calibrate ..." --default
+    python -m scripts.ship_rule --raw-text raw-text-98
+
+``--raw-text`` ships the raw-text bias shift of the model's default rule from the results of
+``scripts.bench_raw_text``, and refuses unless its cross-fitted shift won on both topic
+halves for every subject.
 """
 
 from __future__ import annotations
@@ -43,19 +48,46 @@ def rule_entry(settings: dict, tables: dict, why: str, fitted_with: str) -> dict
     }
 
 
+def raw_text_entry(results: dict) -> dict:
+    """The shift and its provenance from a ``bench_raw_text`` results record; an error unless
+    the cross-fitted shift won on both halves for every subject."""
+    f = results["figures"]
+    if not f.get("raw text, calibrated/wins on both halves for every subject"):
+        raise SystemExit(f"{results['name']}: the raw-text shift does not win on both halves "
+                         "for every subject; nothing shipped")  # fmt: skip
+    shift = f["raw text, calibrated/shift for the shipped weights"]
+    if shift is None:
+        raise SystemExit(f"{results['name']}: no shift for the shipped weights")
+    return {
+        "raw_text_shift": shift,
+        "raw_text_fitted_with": f"{results['command']} (commit {results['commit']})",
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--settings", type=Path, required=True, help="fscore calibrate's output")
+    what = ap.add_mutually_exclusive_group(required=True)
+    what.add_argument("--settings", type=Path, help="fscore calibrate's output")
+    what.add_argument("--raw-text", help="a bench_raw_text results file name")
     ap.add_argument("--tables", default="tables-98", help="the tables' results file name")
     ap.add_argument("--lm", default=DEFAULT_LM)
-    ap.add_argument("--why", required=True)
-    ap.add_argument("--fitted-with", required=True)
+    ap.add_argument("--why")
+    ap.add_argument("--fitted-with")
     ap.add_argument("--default", action="store_true", help="make it the model's default")
     args = ap.parse_args(argv)
-    settings = json.loads(args.settings.read_text("utf-8"))
-    tables = read_results(RESULTS / f"{args.tables}.json")
     table = json.loads(DEFAULTS_FILE.read_text("utf-8"))
     model = table[args.lm]
+    if args.raw_text:
+        results = read_results(RESULTS / f"{args.raw_text}.json")
+        rule = results["data"]["rule"]
+        model["rules"][rule].update(raw_text_entry(results))
+        DEFAULTS_FILE.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        print(f"{args.lm}: raw-text shift of {rule} shipped")
+        return
+    if not (args.why and args.fitted_with):
+        ap.error("--settings needs --why and --fitted-with")
+    settings = json.loads(args.settings.read_text("utf-8"))
+    tables = read_results(RESULTS / f"{args.tables}.json")
     entry = rule_entry(settings, tables, args.why, args.fitted_with)
     model.setdefault("rules", {})[settings["verifier"]] = entry
     if args.default:

@@ -150,3 +150,24 @@ def test_tables_replay_on_a_slice(db_index):
     record = common.read_results(common.RESULTS / "tables-10.json")
     assert record["replay"]["cached"]
     assert check.check(record, db_index, require(SHARED))
+
+
+def test_a_raw_text_shift_ships_only_when_it_wins_everywhere():
+    """The raw-text calibration wins only with a lower ER on both halves for every subject,
+    and ship_rule refuses a results file where it does not."""
+    from scripts.bench_raw_text import calibration_wins
+    from scripts.ship_rule import raw_text_entry
+
+    base = {h: {s: {"er": 5.0, "f1": None} for s in common.SUBJECTS} for h in ("0", "1")}
+    better = {h: {s: {"er": 2.0, "f1": None} for s in common.SUBJECTS} for h in ("0", "1")}
+    assert calibration_wins(base, better)
+    better["1"][common.SUBJECTS[-1]]["er"] = 5.0  # a tie on one half of one subject
+    assert not calibration_wins(base, better)
+    record = {"name": "raw-text-98", "command": "python -m scripts.bench_raw_text",
+              "commit": "abc", "figures": {
+                  "raw text, calibrated/wins on both halves for every subject": 1,
+                  "raw text, calibrated/shift for the shipped weights": 0.4}}  # fmt: skip
+    assert raw_text_entry(record)["raw_text_shift"] == 0.4
+    record["figures"]["raw text, calibrated/wins on both halves for every subject"] = 0
+    with pytest.raises(SystemExit, match="does not win"):
+        raw_text_entry(record)

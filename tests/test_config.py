@@ -125,3 +125,25 @@ def test_each_setting_declares_its_help_and_choices(tmp_path):
     assert setting_choices("k") is None
     with pytest.raises(ValueError, match="verify_format must be one of chat, plain"):
         EvalConfig(index=tmp_path, verify_format="markdown")
+
+
+def test_a_shipped_raw_text_shift_moves_the_bias_of_own_facts_only(tmp_path, monkeypatch):
+    """A model's raw-text shift is added to its shipped rule's bias when the facts come from
+    the own decomposition, not with --use-atomic-facts, and not to weights given otherwise."""
+    import copy
+
+    from factscore_local import config as config_module
+
+    table = copy.deepcopy(config_module._model_defaults_table())
+    rule = table["qwen2.5-coder-1.5b-instruct-q4_k_m"]["rules"][DEFAULT_RULE]
+    rule["raw_text_shift"] = 0.25
+    monkeypatch.setattr(config_module, "_model_defaults_table", lambda: table)
+    bias, *rest = rule["rule_weights"]
+    raw = build_config({"index": tmp_path})
+    assert raw.raw_text_shift == 0.25
+    assert raw.thresholds.weights == pytest.approx((bias + 0.25, *rest))
+    labeled = build_config({"index": tmp_path, "use_atomic_facts": True})
+    assert labeled.thresholds.weights == pytest.approx((bias, *rest))
+    own_weights = tuple(w + 1 for w in rule["rule_weights"])
+    given = build_config({"index": tmp_path}, {"rule_weights": list(own_weights)})
+    assert given.raw_text_shift == 0 and given.thresholds.weights == own_weights
