@@ -275,7 +275,7 @@ def raw_text(record: dict) -> str:
     head = ["subject", "human FActScore", "estimated, from atomic facts", "ER, from atomic facts",
             "estimated, from raw text", "ER, from raw text", "bio-level MAE, raw text",
             "facts per response, raw text"]  # fmt: skip
-    bios = f[f"raw text/{SUBJECTS[0]}/bios"]
+    bios = " / ".join(str(f[f"raw text/{s}/bios"]) for s in SUBJECTS)
     if won is None:
         calibration = ""
     elif won:
@@ -290,7 +290,8 @@ def raw_text(record: dict) -> str:
         GENERATED.format(f"{record['name']}.json") + "\n\n" + md_table(head, rows) + "\n\n"
         f"From atomic facts: the labeled files' `model-atomic-facts` (InstructGPT's "
         f"decomposition, the paper's setting); from raw text: the generations as a user gives "
-        f"them, decomposed by the embedded 1.5B model (what you get). {bios} bios per subject "
+        f"them, decomposed by the embedded 1.5B model (what you get). {bios} bios with a human "
+        "score "
         f"on {record['data']['topics']} labeled dev topics; the default rule, thresholds "
         f"cross-fitted over the topic halves. {calibration}"
         "ER and bio-level MAE in FActScore points. "

@@ -47,7 +47,8 @@ def draw(rows: list[dict], seed: int) -> list[dict]:
     return sample
 
 
-def record(sample: list[dict], verdicts: dict[str, str], name: str, argv: list[str]) -> dict:
+def record(sample: list[dict], verdicts: dict[str, str], name: str, argv: list[str],
+           clean: bool = True) -> dict:  # fmt: skip
     if sorted(map(int, verdicts)) != list(range(len(sample))):
         raise SystemExit("the verdicts must cover the sample's indexes exactly")
     checked = [{**s, "problem": verdicts[str(i)]} for i, s in enumerate(sample)]
@@ -62,7 +63,9 @@ def record(sample: list[dict], verdicts: dict[str, str], name: str, argv: list[s
         figures[f"problem/{problem}"] = n
     data = {
         "labeled": "factscore/labeled-dev (all three subjects)",
-        "decomposition": "scripts/cache/own-decomp-98.jsonl.gz",
+        "decomposition": "the outputs cleaned of markup (scripts/cache/own-decomp-98 and the "
+        "raw-text run's parts, scripts/cache/raw-text-98-part*)" if clean
+        else "the outputs as written (scripts/cache/own-decomp-98)",
         "sample": len(sample),
     }
     record = results_record(name, "scripts.hand_check_own_facts", argv, data, figures,
@@ -87,6 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--sample", type=Path, required=True)
     r.add_argument("--verdicts", type=Path, required=True)
     r.add_argument("--name", required=True)
+    r.add_argument("--no-clean", action="store_true", help="the sample was drawn so")
     args = ap.parse_args(argv)
     if args.step == "draw":
         seed_cache(args.cache, args.seed_cache, "hand-check")
@@ -98,7 +102,8 @@ def main(argv: list[str] | None = None) -> None:
     else:
         sample = [json.loads(line) for line in args.sample.read_text("utf-8").splitlines()]
         verdicts = json.loads(args.verdicts.read_text("utf-8"))
-        print(json.dumps(record(sample, verdicts, args.name, argv), indent=1))
+        figures = record(sample, verdicts, args.name, argv, not args.no_clean)
+        print(json.dumps(figures, indent=1))
 
 
 if __name__ == "__main__":
