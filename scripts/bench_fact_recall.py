@@ -43,7 +43,30 @@ def pairs(human: str, fact: str, topic: str, containment: float) -> bool:
 
 def recall(human: list[str], facts: list[str], topic: str, containment: float) -> int:
     """How many of the human facts some fact pairs with."""
-    return sum(any(pairs(h, f, topic, containment) for f in facts) for h in human)
+    return sum(pairing(h, facts, topic, containment) is not None for h in human)
+
+
+def pairing(human: str, facts: list[str], topic: str, containment: float) -> str | None:
+    """The first fact that pairs with the human fact, or None."""
+    return next((f for f in facts if pairs(human, f, topic, containment)), None)
+
+
+SAMPLE = 10  # human facts shown per subject, found and not found, drawn with a fixed seed
+
+
+def samples(pairs_of: list[dict], seed: int = 0) -> list[dict]:
+    """``SAMPLE`` found and ``SAMPLE`` missed human facts of each subject (seeded draw), each
+    with the own fact that pairs with it: what the recall counts, to read."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for subject in SUBJECTS:
+        for found in (True, False):
+            pool = [p for p in pairs_of if p["subject"] == subject
+                    and (p["own_fact"] is not None) == found]  # fmt: skip
+            out += rng.sample(pool, min(SAMPLE, len(pool)))
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -63,6 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = complete_own_facts(data, args.cache, not args.no_clean)
     own = {(r["subject"], r["topic"]): [f for _, f in r["facts"]] for r in rows}
     figures: dict = {}
+    paired: list[dict] = []  # every human fact with the own fact that finds it (or None)
     for subject, bios in labeled_bios(data, SUBJECTS).items():
         found_own = found_ref = n_human = n_bios = n_own = n_ref = 0
         for bio in bios:
@@ -74,7 +98,11 @@ def main(argv: list[str] | None = None) -> None:
             n_bios += 1
             n_human += len(humans)
             n_own, n_ref = n_own + len(mine), n_ref + len(theirs)
-            found_own += recall(humans, mine, bio.topic, args.containment)
+            for human in humans:
+                fact = pairing(human, mine, bio.topic, args.containment)
+                found_own += fact is not None
+                paired.append({"subject": subject, "topic": bio.topic, "human_fact": human,
+                               "own_fact": fact})  # fmt: skip
             found_ref += recall(humans, theirs, bio.topic, args.containment)
         figures.update({
             f"{subject}/bios": n_bios,
@@ -87,11 +115,12 @@ def main(argv: list[str] | None = None) -> None:
     print("\n".join(f"{k}: {v}" for k, v in figures.items()))
     if args.results or args.results_out:
         data_info = {"labeled": "factscore/labeled-dev (all three subjects)",
-                     "decomposition": "scripts/cache/own-decomp-98.jsonl.gz"
-                     + (" (outputs as written)" if args.no_clean else " (outputs cleaned)"),
+                     "decomposition": "the outputs as written (scripts/cache/own-decomp-98)"
+                     if args.no_clean else "the outputs cleaned of markup (own-decomp-98 and "
+                     "the raw-text run's parts, scripts/cache/raw-text-98-part*)",
                      "pairing": f"lexical, containment >= {args.containment}"}  # fmt: skip
         record = results_record(args.results or "fact-recall", "scripts.bench_fact_recall",
-                                argv, data_info, figures)  # fmt: skip
+                                argv, data_info, figures, samples=samples(paired))  # fmt: skip
         write_results(record, args.results_out)
 
 

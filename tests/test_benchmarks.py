@@ -171,3 +171,21 @@ def test_a_raw_text_shift_ships_only_when_it_wins_everywhere():
     record["figures"]["raw text, calibrated/wins on both halves for every subject"] = 0
     with pytest.raises(SystemExit, match="does not win"):
         raw_text_entry(record)
+
+
+def test_fact_recall_samples_found_and_missed_facts_of_each_subject():
+    """The recall's samples: per subject, found facts with the own fact that pairs with
+    them and missed ones without, the same draw for the same seed."""
+    from scripts.bench_fact_recall import SAMPLE, pairing, samples
+
+    facts = ["Ann Lee was born in Ohio.", "Ann Lee is a painter."]
+    assert pairing("Ann Lee is a painter.", facts, "Ann Lee", 0.7) == facts[1]
+    assert pairing("Ann Lee won an Oscar.", facts, "Ann Lee", 0.7) is None
+    rows = [{"subject": s, "topic": "Ann Lee", "human_fact": f"fact {i}",
+             "own_fact": facts[0] if i % 2 else None}
+            for s in common.SUBJECTS for i in range(3 * SAMPLE)]  # fmt: skip
+    drawn = samples(rows)
+    assert drawn == samples(rows) and len(drawn) == 2 * SAMPLE * len(common.SUBJECTS)
+    for subject in common.SUBJECTS:
+        mine = [d for d in drawn if d["subject"] == subject]
+        assert sum(d["own_fact"] is not None for d in mine) == SAMPLE
