@@ -124,7 +124,17 @@ def test_raw_text_table_sets_both_estimates_side_by_side() -> None:
     record = {"name": "raw-text-x", "figures": figures, "data": {"topics": 98}}
     table = docs.raw_text(record)
     assert "| ChatGPT | 50.0 | 52.0 | 2.0 | 53.5 | 3.5 | 9.0 | 30.0 |" in table
-    assert "98 bios per subject on 98 labeled dev topics" in table
+    assert "98 / 98 / 98 bios with a human score on 98 labeled dev topics" in table
+    # The calibrated estimate takes the raw-text columns only where its shift won.
+    calibrated = {k.replace("raw text/", "raw text, calibrated/"): v + 1 if k.endswith("/er") else v
+                  for k, v in figures.items() if k.startswith("raw text/")}  # fmt: skip
+    lost = {**figures, **calibrated,
+            "raw text, calibrated/wins on both halves for every subject": 0}  # fmt: skip
+    table = docs.raw_text({**record, "figures": lost})
+    assert "| ChatGPT | 50.0 | 52.0 | 2.0 | 53.5 | 3.5 |" in table and "is not shipped" in table
+    won = {**lost, "raw text, calibrated/wins on both halves for every subject": 1}
+    table = docs.raw_text({**record, "figures": won})
+    assert "| ChatGPT | 50.0 | 52.0 | 2.0 | 53.5 | 4.5 |" in table and "is shifted" in table
     path = RESULTS / f"{docs.RAW_TEXT}.json"
     readme = README.read_text("utf-8")
     if path.exists():

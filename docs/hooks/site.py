@@ -1,4 +1,5 @@
-"""MkDocs hooks: the README's generated tables (headline, contradictions), read inside the site.
+"""MkDocs hooks: the README's generated tables (headline, contradictions, raw text), read
+inside the site.
 
 ``docs/benchmarks/headline.md`` is generated for the README, so its links are relative to
 the repository root (``docs/benchmarks/x.md``); inside the site the page sits next to them.
@@ -10,7 +11,8 @@ from typing import Any
 
 
 def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
-    """Rewrites the README-relative links of the generated headline page."""
-    if page.file.src_uri in ("benchmarks/headline.md", "benchmarks/contradictions.md"):
+    """Rewrites the README-relative links of the generated README tables."""
+    if page.file.src_uri in ("benchmarks/headline.md", "benchmarks/contradictions.md",
+                             "benchmarks/raw-text.md"):  # fmt: skip
         return markdown.replace("](docs/benchmarks/", "](")
     return markdown
