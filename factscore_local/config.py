@@ -7,14 +7,12 @@ errors, not silent fallbacks.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from factscore_local.data import data_file
+from factscore_local.fitted_defaults import model_defaults, model_name
 from factscore_local.lm import BACKENDS as LM_BACKENDS
 from factscore_local.lm import DTYPES as LM_DTYPES
 from factscore_local.lm import LM_CONTEXT
@@ -134,9 +132,8 @@ class EvalConfig:
         "a settings file of 'fscore calibrate'; none: not fitted.",
         cli=False,
     )
-    # The own decomposition splits and words facts unlike InstructGPT's, whose facts the
-    # rule's weights were fitted on; a shift of the bias brings its estimate to the humans'
-    # (docs/benchmarks/raw-text.md). Shipped per model beside the weights, or 0.
+    # The weights were fitted on InstructGPT's facts; the own decomposition's may need a
+    # shifted bias (docs/benchmarks/raw-text-98.md). Shipped per model beside them, or 0.
     raw_text_shift: float = setting(
         0.0,
         "Added to a fitted rule's bias when the facts come from the project's own "
@@ -313,9 +310,15 @@ class EvalConfig:
         if np_threshold is None:
             np_threshold = default_np_threshold(self.np_model)
         weights = tuple(self.rule_weights or ())
-        if weights and self.raw_text_shift and not self.use_atomic_facts:
-            weights = (weights[0] + self.raw_text_shift, *weights[1:])
+        if self.raw_text_bias:
+            weights = (weights[0] + self.raw_text_bias, *weights[1:])
         return Thresholds(self.margin, np_threshold, weights)
+
+    @property
+    def raw_text_bias(self) -> float:
+        """The raw-text shift in effect: a fitted rule's, on the own decomposition's facts."""
+        applies = self.rule_weights and not self.use_atomic_facts
+        return self.raw_text_shift if applies else 0.0
 
 
 CONFIG_FIELDS = tuple(f.name for f in fields(EvalConfig))
@@ -344,31 +347,6 @@ DEFAULTS: dict[str, Any] = {
 }
 # What a settings file of ``fscore calibrate`` may set.
 SETTINGS_KEYS = ("verifier", "margin", "np_threshold", "np_model", "rule_weights", "head")
-# Thresholds or a rule fitted on the dev labels for an embedded model (written by ``fscore
-# calibrate``; see docs/benchmarks/), applied when that model is used and neither an option
-# nor a settings file gives them; "verifier" is the model's default verifier.
-MODEL_DEFAULTS_PATH = data_file("model-defaults.json")
-
-
-def model_name(lm: str | None) -> str:
-    """The name an LM spec goes by: an embedded name, or a file or directory's name."""
-    from factscore_local.model_store import DEFAULT_LM
-
-    if lm is None:
-        return DEFAULT_LM
-    return Path(lm).name.removesuffix(".gguf")
-
-
-@lru_cache(maxsize=1)
-def _model_defaults_table() -> dict[str, dict]:
-    return json.loads(MODEL_DEFAULTS_PATH.read_text(encoding="utf-8"))
-
-
-def model_defaults(lm: str | None) -> dict[str, Any]:
-    """The fitted thresholds shipped for this LM ({} when there are none)."""
-    return _model_defaults_table().get(model_name(lm), {})
-
-
 def build_config(
     options: Mapping[str, Any],
     settings: Mapping[str, Any] | None = None,

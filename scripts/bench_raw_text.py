@@ -72,6 +72,13 @@ def shifted(thresholds, shift: float):
     return replace(thresholds, weights=(bias + shift, *rest))
 
 
+def best_shift(rows: list[BioRow], rule: str, thresholds) -> float:
+    """The shift of the rule's bias that minimises the three subjects' summed ER on these
+    raw-text rows (the smallest one on a tie)."""
+    return float(min(SHIFTS, key=lambda d: (
+        er_sum(apply_thresholds(rows, rule, shifted(thresholds, d), 0)), abs(d))))  # fmt: skip
+
+
 def crossfit_shifted(own: list[BioRow], rule: str, fitted: list[dict]):
     """Raw-text rows of each topic half decided by the rule fitted on the other half's human
     facts (``fitted``: ``crossfit``'s settings for these rows, half by half), its bias
@@ -84,9 +91,8 @@ def crossfit_shifted(own: list[BioRow], rule: str, fitted: list[dict]):
         if not train:
             continue
         base = settings_thresholds(settings)
-        best = min(SHIFTS, key=lambda d: (
-            er_sum(apply_thresholds(train, rule, shifted(base, d), 0)), abs(d)))  # fmt: skip
-        shifts.append(float(best))
+        best = best_shift(train, rule, base)
+        shifts.append(best)
         out += apply_thresholds(test, rule, shifted(base, best), 0)
     return out, shifts
 
@@ -102,9 +108,7 @@ def shipped_shift(own: list[BioRow], rule: str, lm: str | None) -> float | None:
     weights = model_defaults(lm).get("rules", {}).get(rule, {}).get("rule_weights")
     if not weights:
         return None
-    base = Thresholds(0.0, 0.3, tuple(weights))
-    return float(min(SHIFTS, key=lambda d: (
-        er_sum(apply_thresholds(own, rule, shifted(base, d), 0)), abs(d))))  # fmt: skip
+    return best_shift(own, rule, Thresholds(0.0, 0.3, tuple(weights)))
 
 
 def calibration_wins(base: dict, calibrated: dict) -> bool:

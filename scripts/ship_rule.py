@@ -64,6 +64,10 @@ def raw_text_entry(results: dict) -> dict:
     }
 
 
+def write_defaults(table: dict) -> None:
+    DEFAULTS_FILE.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", "utf-8")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     what = ap.add_mutually_exclusive_group(required=True)
@@ -81,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
         results = read_results(RESULTS / f"{args.raw_text}.json")
         rule = results["data"]["rule"]
         model["rules"][rule].update(raw_text_entry(results))
-        DEFAULTS_FILE.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        write_defaults(table)
         print(f"{args.lm}: raw-text shift of {rule} shipped")
         return
     if not (args.why and args.fitted_with):
@@ -92,7 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     model.setdefault("rules", {})[settings["verifier"]] = entry
     if args.default:
         model["verifier"] = settings["verifier"]
-    DEFAULTS_FILE.write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    write_defaults(table)
     print(
         f"{args.lm}: {settings['verifier']} shipped" + (" as the default" if args.default else "")
     )

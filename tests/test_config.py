@@ -132,12 +132,12 @@ def test_a_shipped_raw_text_shift_moves_the_bias_of_own_facts_only(tmp_path, mon
     the own decomposition, not with --use-atomic-facts, and not to weights given otherwise."""
     import copy
 
-    from factscore_local import config as config_module
+    from factscore_local import fitted_defaults
 
-    table = copy.deepcopy(config_module._model_defaults_table())
+    table = copy.deepcopy(fitted_defaults._model_defaults_table())
     rule = table["qwen2.5-coder-1.5b-instruct-q4_k_m"]["rules"][DEFAULT_RULE]
     rule["raw_text_shift"] = 0.25
-    monkeypatch.setattr(config_module, "_model_defaults_table", lambda: table)
+    monkeypatch.setattr(fitted_defaults, "_model_defaults_table", lambda: table)
     bias, *rest = rule["rule_weights"]
     raw = build_config({"index": tmp_path})
     assert raw.raw_text_shift == 0.25

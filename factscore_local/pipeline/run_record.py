@@ -160,7 +160,7 @@ def build_record(
         "thresholds": {
             "margin": config.thresholds.margin,
             "np": config.thresholds.np,
-            "raw_text_shift": config.thresholds.weights and config.raw_text_shift,
+            "raw_text_shift": config.raw_text_bias,
             "from": config.thresholds_from,
         },  # fmt: skip
         "prompts": prompt_hashes(config),
