@@ -224,6 +224,13 @@ class EvalConfig:
         "markdown out of an output before its sentences are split and decomposed.",
         negatable=True,
     )
+    standalone: bool = setting(
+        True,
+        "Set aside own facts that do not stand alone (statements about the text; a subject "
+        "that is 'it', 'they' or 'the <noun>' with no name) before they are verified; the "
+        "rows list them under 'set_aside'.",
+        negatable=True,
+    )
     use_atomic_facts: bool = setting(
         False, "Take 'model-atomic-facts' from labeled input instead of decomposing."
     )

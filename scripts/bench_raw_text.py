@@ -21,7 +21,8 @@ half's human facts, ER objective, as in the tables) and decides both. Per subjec
 bio-level mean absolute error and facts per response, from raw text and from the model
 atomic facts of the same run; for the raw text, also the facts that carry markup
 (citation markers, URLs: the cleaning's forms) and how many of them are judged supported
-beside the others. ``--rule`` measures another fitted rule the same way.
+beside the others, and the facts set aside as not standing alone (``pipeline/standalone.py``;
+``--no-standalone`` verifies them too). ``--rule`` measures another fitted rule the same way.
 
 "raw text, calibrated" is the raw-text path's own calibration (issue 47): the same
 cross-fitted rule with its bias shifted by the amount that minimises the sum of the three
@@ -157,6 +158,17 @@ def subject_figures(rows: list[BioRow]) -> dict:
     return out
 
 
+def set_aside_figures(rows: list[BioRow]) -> dict:
+    """Per subject, the own facts set aside as not standing alone, by reason."""
+    from factscore_local.labels.validation import subject_name
+
+    out = {s: {"set_aside_meta": 0, "set_aside_dangling": 0} for s in SUBJECTS}
+    for row in rows:
+        for _, reason in row.set_aside:
+            out[subject_name(row.source)][f"set_aside_{reason}"] += 1
+    return out
+
+
 def markup_figures(rows: list[BioRow]) -> dict:
     """Per subject, the facts that carry markup (a citation marker, a footnote mark, a URL,
     markdown; ``pipeline/clean.py``'s forms) and the share of them judged supported beside
@@ -191,8 +203,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lm", default=None)
     ap.add_argument("--topics", type=int, default=98)
     ap.add_argument("--rule", default=NUMBER_YEAR_VETO_RULE)
-    ap.add_argument("--no-clean", action="store_true",
-                    help="decompose the outputs as written (the committed own-decomp-98)")
+    ap.add_argument(
+        "--no-clean",
+        action="store_true",
+        help="decompose the outputs as written (the committed own-decomp-98)",
+    )
+    ap.add_argument(
+        "--no-standalone",
+        action="store_true",
+        help="verify every own fact, also those that do not stand alone",
+    )
     ap.add_argument("--results", default=None, help="write scripts/results/NAME.json")
     ap.add_argument("--results-out", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -206,7 +226,8 @@ def main(argv: list[str] | None = None) -> None:
         main_rows = run.rows("model atomic facts", bios, verifier=RIVALS_RULE)
     with watch("raw text"):
         own = run.rows("raw text", bios, use_atomic_facts=False, validate=False,
-                       evidence="auto", chunk_bios=3, clean=not args.no_clean)  # fmt: skip
+                       evidence="auto", chunk_bios=3, clean=not args.no_clean,
+                       standalone=not args.no_standalone)  # fmt: skip
     own = with_human_scores(own, bios)
     figures: dict = {}
     fitted_all, decided_rows = {}, {}
@@ -235,6 +256,9 @@ def main(argv: list[str] | None = None) -> None:
     for subject, values in markup_figures(decided_rows["raw text"]).items():
         for key, value in values.items():
             figures[f"raw text/{subject}/{key}"] = value
+    for subject, values in set_aside_figures(own).items():
+        for key, value in values.items():
+            figures[f"raw text/{subject}/{key}"] = value
     for subject in SUBJECTS:
         figures[f"raw text minus atomic facts/{subject}/er"] = round(
             figures[f"raw text/{subject}/er"] - figures[f"model atomic facts/{subject}/er"], 2
@@ -247,11 +271,24 @@ def main(argv: list[str] | None = None) -> None:
             args.results or "raw-text",
             "scripts.bench_raw_text",
             argv,
-            {"labeled": "factscore/labeled-dev (all three subjects)", "topics": args.topics,
-             "bios": len(bios), "rule": args.rule, "objective": "er",
-             "decomposition": "the outputs as written (scripts/cache/own-decomp-98)"
-             if args.no_clean else "the outputs cleaned of markup (pipeline/clean.py)",
-             "cross_fitted_weights": fitted_all},  # fmt: skip
+            {
+                "labeled": "factscore/labeled-dev (all three subjects)",
+                "topics": args.topics,
+                "bios": len(bios),
+                "rule": args.rule,
+                "objective": "er",
+                "decomposition": (
+                    "the outputs as written (scripts/cache/own-decomp-98)"
+                    if args.no_clean
+                    else "the outputs cleaned of markup (pipeline/clean.py)"
+                )
+                + (
+                    ""
+                    if args.no_standalone
+                    else ", facts that do not stand alone set aside (pipeline/standalone.py)"
+                ),
+                "cross_fitted_weights": fitted_all,
+            },  # fmt: skip
             figures,
             watch,
             computed=model_results(args.cache) - stored,

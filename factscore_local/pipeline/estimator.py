@@ -33,6 +33,7 @@ from factscore_local.pipeline.records import BioRow, FactResult, HumanSide
 from factscore_local.pipeline.scoring import score_bio
 from factscore_local.pipeline.sentences import split_sentences
 from factscore_local.pipeline.signals import FactQuery, compute_signals
+from factscore_local.pipeline.standalone import set_aside
 from factscore_local.pipeline.verifiers import Verifier, get_verifier
 
 
@@ -47,6 +48,7 @@ class _Work:
     human: list[HumanFact] | None = None  # labeled bios, when validating
     human_score: tuple[float, int] | None = None  # (score, facts) of the humans' bio
     skipped_sentences: int = 0
+    set_aside: list[tuple[str, str]] = field(default_factory=list)  # (atom, reason)
     cleaned: Cleaned | None = None  # the output without its markup, when it had some
     written: dict[str, str] = field(default_factory=dict)  # cleaned sentence -> as written
     decisions: list[FactResult] = field(default_factory=list)
@@ -153,6 +155,8 @@ class Estimator:
                 w.skipped_sentences = max(0, len(sentences) - self.config.max_sentences)
             decomposed = self.components.decomposer.get().run_split(split)
             for w, pairs in zip(to_decompose, decomposed, strict=True):
+                if self.config.standalone:
+                    pairs, w.set_aside = set_aside(pairs)
                 w.facts = [(s.text, f) for s, fs in pairs for f in fs] or None
                 if w.cleaned is not None:
                     at = 0
@@ -194,6 +198,7 @@ class Estimator:
             human=human_side,
             skipped_sentences=w.skipped_sentences,
             category=bio.category,
+            set_aside=tuple(w.set_aside),
         )
 
     # --- facts ---------------------------------------------------------------------------

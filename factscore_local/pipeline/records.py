@@ -142,6 +142,7 @@ class BioRow:
     human: HumanSide | None = None
     skipped_sentences: int = 0  # past the response-length limit (--max-sentences)
     category: str | None = None  # the entity's frequency class, when the input gives one
+    set_aside: tuple[tuple[str, str], ...] = ()  # own facts that do not stand alone, why
 
     @property
     def ok(self) -> bool:
@@ -166,6 +167,8 @@ class BioRow:
             out["human"] = self.human.to_json()
         if self.skipped_sentences:
             out["skipped_sentences"] = self.skipped_sentences
+        if self.set_aside:
+            out["set_aside"] = [{"atom": a, "reason": r} for a, r in self.set_aside]
         return out
 
     @classmethod
@@ -189,4 +192,5 @@ class BioRow:
             decisions=tuple(FactResult.from_json(d) for d in obj.get("decisions", [])),
             human=None if human is None else HumanSide.from_json(human),
             skipped_sentences=obj.get("skipped_sentences", 0),
+            set_aside=tuple((d["atom"], d["reason"]) for d in obj.get("set_aside", [])),
         )
