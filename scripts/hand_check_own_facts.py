@@ -4,7 +4,8 @@
         [--seed-cache scripts/cache/raw-text-98-part1.jsonl.gz ...]
     # read them; write {index: "" (stands alone) or the problem} to a JSON file, then
     python -m scripts.hand_check_own_facts record --sample bench-out/hand-before.jsonl \\
-        --verdicts bench-out/hand-before-verdicts.json --name own-facts-hand-check-before
+        --verdicts bench-out/hand-before-verdicts.json --name own-facts-hand-check-before \\
+        [--standalone --cache bench-out/own-facts-cache.db]   # how the standalone check reads it
 
 The sample: 33 facts of InstructGPT's bios, 33 of ChatGPT's, 34 of PerplexityAI's, drawn
 with ``--seed`` from all facts of the own decomposition of the dev bios (``own_facts.py``,
@@ -47,11 +48,31 @@ def draw(rows: list[dict], seed: int) -> list[dict]:
     return sample
 
 
+def set_aside_reasons(sample: list[dict], rows: list[dict]) -> list[str | None]:
+    """What ``pipeline/standalone.py`` says of each sampled fact, read with the other facts
+    of its bio (whether "they" dangles depends on them)."""
+    from factscore_local.pipeline.standalone import standalone_reasons
+
+    bios = {(r["subject"], r["topic"]): [f for _, f in r["facts"]] for r in rows}
+    out = []
+    for s in sample:
+        facts = bios[(s["subject"], s["topic"])]
+        if s["fact"] not in facts:  # drawn before a later filter dropped it
+            facts = [*facts, s["fact"]]
+        out.append(standalone_reasons(facts)[facts.index(s["fact"])])
+    return out
+
+
 def record(sample: list[dict], verdicts: dict[str, str], name: str, argv: list[str],
-           clean: bool = True) -> dict:  # fmt: skip
+           clean: bool = True, aside: list[str | None] | None = None) -> dict:  # fmt: skip
+    """The record of a reading; with ``aside`` (the standalone check's reason for each fact),
+    also how the check agrees with the reading and the share of the kept facts that stand
+    alone."""
     if sorted(map(int, verdicts)) != list(range(len(sample))):
         raise SystemExit("the verdicts must cover the sample's indexes exactly")
     checked = [{**s, "problem": verdicts[str(i)]} for i, s in enumerate(sample)]
+    if aside is not None:
+        checked = [{**c, "set_aside": reason} for c, reason in zip(checked, aside, strict=True)]
     figures: dict = {}
     for subject in (*SUBJECTS, "all"):
         facts = [c for c in checked if subject in ("all", c["subject"])]
@@ -59,6 +80,14 @@ def record(sample: list[dict], verdicts: dict[str, str], name: str, argv: list[s
         figures[f"{subject}/checked"] = len(facts)
         figures[f"{subject}/standalone"] = alone
         figures[f"{subject}/standalone_pct"] = round(100 * alone / len(facts), 1)
+        if aside is not None:
+            out = [c for c in facts if c["set_aside"]]
+            kept = [c for c in facts if not c["set_aside"]]
+            figures[f"{subject}/set_aside"] = len(out)
+            figures[f"{subject}/set_aside_with_a_problem"] = sum(bool(c["problem"]) for c in out)
+            figures[f"{subject}/kept_standalone_pct"] = round(
+                100 * sum(not c["problem"] for c in kept) / len(kept), 1
+            )
     for problem, n in sorted(Counter(c["problem"] for c in checked if c["problem"]).items()):
         figures[f"problem/{problem}"] = n
     data = {
@@ -91,6 +120,9 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--verdicts", type=Path, required=True)
     r.add_argument("--name", required=True)
     r.add_argument("--no-clean", action="store_true", help="the sample was drawn so")
+    add_cache_options(r, Path("bench-out/own-facts-cache.db"))
+    r.add_argument("--standalone", action="store_true",
+                   help="also apply the standalone check (reads the bios' facts from the cache)")
     args = ap.parse_args(argv)
     if args.step == "draw":
         seed_cache(args.cache, args.seed_cache, "hand-check")
@@ -102,7 +134,12 @@ def main(argv: list[str] | None = None) -> None:
     else:
         sample = [json.loads(line) for line in args.sample.read_text("utf-8").splitlines()]
         verdicts = json.loads(args.verdicts.read_text("utf-8"))
-        figures = record(sample, verdicts, args.name, argv, not args.no_clean)
+        aside = None
+        if args.standalone:
+            seed_cache(args.cache, args.seed_cache, "hand-check")
+            rows = complete_own_facts(data_root(None), args.cache, not args.no_clean)
+            aside = set_aside_reasons(sample, rows)
+        figures = record(sample, verdicts, args.name, argv, not args.no_clean, aside)
         print(json.dumps(figures, indent=1))
 
 
