@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from factscore_local.config import EvalConfig
@@ -75,3 +77,15 @@ def test_an_eval_sets_aside_a_dangling_fact_and_lists_it(db_index, tmp_path):
     (every,) = Estimator(EvalConfig(**common, standalone=False)).run(bios, None, progress=False)
     assert not every.set_aside
     assert set(aside) <= {d.atom for d in every.decisions}
+
+
+def test_the_eval_summary_says_how_many_facts_were_set_aside(capsys):
+    from factscore_local.cli.output import print_result
+    from factscore_local.pipeline.scoring import summarize
+    from factscore_local.results import EvalResult
+
+    aside = (("It ran for years.", "dangling"), ("The text says so.", "meta"))
+    row = BioRow(1, "Doug Sheehan", "x.jsonl", title="Doug Sheehan", set_aside=aside)
+    result = EvalResult(summarize([row]), [row], None, EvalConfig(index=Path("idx")))
+    print_result(result, as_json=False)
+    assert "2 own fact(s) set aside as not standing alone" in capsys.readouterr().out

@@ -130,6 +130,12 @@ def print_result(result: EvalResult, as_json: bool) -> None:
                 f"{sum(r.skipped_sentences for r in cut)} sentence(s) not decomposed "
                 "(see 'skipped_sentences' in --out)"
             )
+        aside = sum(len(r.set_aside) for r in result.rows)
+        if aside:
+            click.echo(
+                f"{aside} own fact(s) set aside as not standing alone, not verified "
+                "(see 'set_aside' in --out; --no-standalone verifies them)"
+            )
     if summary["n_bios"] == 0:
         click.echo("error: no line of the input could be scored", err=True)
         sys.exit(1)
