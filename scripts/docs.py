@@ -286,12 +286,17 @@ def raw_text(record: dict) -> str:
         calibration = ("A shift of the rule's bias fitted on raw-text bios (ER "
                        f"{calibrated}) does not win on both halves for every subject and is "
                        "not shipped; ")  # fmt: skip
+    aside = ""
+    if f"raw text/{SUBJECTS[0]}/set_aside_dangling" in f:
+        n = " / ".join(str(sum(f[f"raw text/{s}/set_aside_{r}"] for r in ("dangling", "meta")))
+                       for s in SUBJECTS)  # fmt: skip
+        aside = f", own facts that do not stand alone set aside ({n})"
     return (
         GENERATED.format(f"{record['name']}.json") + "\n\n" + md_table(head, rows) + "\n\n"
         f"From atomic facts: the labeled files' `model-atomic-facts` (InstructGPT's "
         f"decomposition, the paper's setting); from raw text: the generations as a user gives "
-        f"them, decomposed by the embedded 1.5B model (what you get). {bios} bios with a human "
-        "score "
+        f"them, decomposed by the embedded 1.5B model{aside} (what you get). {bios} bios with "
+        "a human score "
         f"on {record['data']['topics']} labeled dev topics; the default rule, thresholds "
         f"cross-fitted over the topic halves. {calibration}"
         "ER and bio-level MAE in FActScore points. "
