@@ -290,12 +290,12 @@ def raw_text(record: dict) -> str:
     if f"raw text/{SUBJECTS[0]}/set_aside_dangling" in f:
         n = " / ".join(str(sum(f[f"raw text/{s}/set_aside_{r}"] for r in ("dangling", "meta")))
                        for s in SUBJECTS)  # fmt: skip
-        aside = f", own facts that do not stand alone set aside ({n})"
+        aside = f"; {n} own facts that do not stand alone were set aside"
     return (
         GENERATED.format(f"{record['name']}.json") + "\n\n" + md_table(head, rows) + "\n\n"
         f"From atomic facts: the labeled files' `model-atomic-facts` (InstructGPT's "
         f"decomposition, the paper's setting); from raw text: the generations as a user gives "
-        f"them, decomposed by the embedded 1.5B model{aside} (what you get). {bios} bios with "
+        f"them, decomposed by the embedded 1.5B model (what you get){aside}. {bios} bios with "
         "a human score "
         f"on {record['data']['topics']} labeled dev topics; the default rule, thresholds "
         f"cross-fitted over the topic halves. {calibration}"
