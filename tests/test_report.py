@@ -150,7 +150,8 @@ def test_text_from_the_rows_is_escaped_by_the_template():
     evil = "<script>alert(1)</script>"
     row = bio(f"Ann {evil}", [True, False], "rare", ["S", "NS"])
     fact = FactResult(f"She wrote {evil} & 'more'.", True)
-    row = dataclasses.replace(row, decisions=(fact, *row.decisions[1:]))
+    row = dataclasses.replace(row, decisions=(fact, *row.decisions[1:]),
+                              set_aside=((f"It was {evil}.", "dangling"),))  # fmt: skip
     failed = BioRow(2, "Bob <b>", "x/ChatGPT.jsonl", error=f"bad {evil}")
     html = build_report([Subject(f"LM {evil}", [row, failed])], categories={"x": "rare"})
     assert environment().autoescape("report.html.j2") is True
@@ -162,6 +163,8 @@ def test_text_from_the_rows_is_escaped_by_the_template():
         f"data-subject='LM {shown}' data-topic='Ann {shown}'",
         f"<summary>Ann {shown} · LM {shown} · rare",
         f"She wrote {shown} &amp; &#39;more",
+        f"<li>It was {shown}. <span class=muted>(dangling)</span></li>",
+        "set aside: 1</summary>",
         f"<summary>Bob &lt;b&gt; · LM {shown} · error: bad {shown}</summary>",
     )
     for place in places:

@@ -116,7 +116,10 @@ def bio_view(subject: str, row: BioRow) -> dict:
         if human.facts:
             parts.append(f"{disagreements} disagreements on {len(human.facts)} human facts")
     human_facts = human.facts if human is not None else []
-    return view | {"parts": parts, "decisions": row.decisions, "human_facts": human_facts}
+    if row.set_aside:
+        parts.append(f"set aside: {len(row.set_aside)}")
+    return view | {"parts": parts, "decisions": row.decisions, "human_facts": human_facts,
+                   "set_aside": row.set_aside}  # fmt: skip
 
 
 def passage_texts(subjects: list[Subject], index: Path | None) -> dict[str, tuple[str, str]]:
