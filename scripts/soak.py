@@ -98,16 +98,10 @@ def rows_of(path: Path) -> dict[str, list[dict]]:
 
 
 def reference_run(index: Path, bios: Path, cache: Path, out: Path) -> None:
-    """The uninterrupted run, in this process (the settings of ``eval_command``)."""
-    from factscore_local.config import build_config
-    from factscore_local.model_store import SMALL_LM
-    from factscore_local.pipeline.estimator import Estimator
-    from factscore_local.pipeline.inputs import read_bios
-
-    config = build_config({"index": index, "lm": SMALL_LM, "use_atomic_facts": True,
-                           "validate": False, "evidence_budget": EVIDENCE_BUDGET,
-                           "cache": cache})  # fmt: skip
-    Estimator(config).run(list(read_bios(bios)), out, progress=False)
+    """The uninterrupted run, as a process of its own like the others: a model loaded in
+    this process would hold the machine's core slots (``runtime/core_slots.py``) until it
+    exits, and every run started after it would wait for them."""
+    run_to_end(eval_command(index, bios, cache, out))
 
 
 def run_to_end(command: list[str], env: dict | None = None) -> None:

@@ -13,11 +13,15 @@ from tests.conftest import SHARED
 pytestmark = pytest.mark.slow
 
 
-def test_killed_and_shared_runs_give_the_reference_rows(db_index, tmp_path):
+def test_killed_and_shared_runs_give_the_reference_rows(db_index, tmp_path, monkeypatch):
     from factscore_local.model_store import SMALL_LM, installed_path
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    # The runs take turns for the cores as a user's would (the suite turns that off), in a
+    # folder of their own: no run may wait for slots that the soak itself holds.
+    monkeypatch.setenv("FSCORE_MODEL_LOCK", "1")
+    monkeypatch.setenv("FSCORE_LOCK_DIR", str(tmp_path / "cores"))
     out = soak(db_index, SHARED, tmp_path, n_bios=2, kills=1, seed=1, sentences=1)
     assert out["kills"] >= 1, out  # a kill landed before the run could finish
     assert out["cache_integrity"] == "ok"
