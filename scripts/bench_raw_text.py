@@ -158,6 +158,22 @@ def subject_figures(rows: list[BioRow]) -> dict:
     return out
 
 
+def put(figures: dict, name: str, per_subject: dict) -> None:
+    """Adds ``{subject: {key: value}}`` to the figures as ``name/subject/key``."""
+    for subject, values in per_subject.items():
+        for key, value in values.items():
+            figures[f"{name}/{subject}/{key}"] = value
+
+
+def decomposition(no_clean: bool, no_standalone: bool) -> str:
+    """The own facts' path, as the results file describes it."""
+    text = ("the outputs as written (scripts/cache/own-decomp-98)" if no_clean
+            else "the outputs cleaned of markup (pipeline/clean.py)")  # fmt: skip
+    if not no_standalone:
+        text += ", facts that do not stand alone set aside (pipeline/standalone.py)"
+    return text
+
+
 def set_aside_figures(rows: list[BioRow]) -> dict:
     """Per subject, the own facts set aside as not standing alone, by reason."""
     from factscore_local.labels.validation import subject_name
@@ -234,15 +250,11 @@ def main(argv: list[str] | None = None) -> None:
     for name, rows in (("raw text", own), ("model atomic facts", main_rows)):
         decided, fitted = crossfit(main_rows, rows, args.rule, "er")
         fitted_all[name], decided_rows[name] = fitted, decided
-        for subject, values in subject_figures(decided).items():
-            for key, value in values.items():
-                figures[f"{name}/{subject}/{key}"] = value
+        put(figures, name, subject_figures(decided))
     calibrated, shifts = crossfit_shifted(own, args.rule, fitted_all["raw text"])
     fitted_all["raw text, calibrated (bias shift per half)"] = shifts
     decided_rows["raw text, calibrated"] = calibrated
-    for subject, values in subject_figures(calibrated).items():
-        for key, value in values.items():
-            figures[f"raw text, calibrated/{subject}/{key}"] = value
+    put(figures, "raw text, calibrated", subject_figures(calibrated))
     halves = {name: per_half(decided_rows[name]) for name in ("raw text", "raw text, calibrated")}
     for name, by_half in halves.items():
         for half, subjects in by_half.items():
@@ -253,12 +265,8 @@ def main(argv: list[str] | None = None) -> None:
     figures["raw text, calibrated/shift for the shipped weights"] = shipped_shift(
         own, args.rule, args.lm
     )
-    for subject, values in markup_figures(decided_rows["raw text"]).items():
-        for key, value in values.items():
-            figures[f"raw text/{subject}/{key}"] = value
-    for subject, values in set_aside_figures(own).items():
-        for key, value in values.items():
-            figures[f"raw text/{subject}/{key}"] = value
+    put(figures, "raw text", markup_figures(decided_rows["raw text"]))
+    put(figures, "raw text", set_aside_figures(own))
     for subject in SUBJECTS:
         figures[f"raw text minus atomic facts/{subject}/er"] = round(
             figures[f"raw text/{subject}/er"] - figures[f"model atomic facts/{subject}/er"], 2
@@ -277,18 +285,9 @@ def main(argv: list[str] | None = None) -> None:
                 "bios": len(bios),
                 "rule": args.rule,
                 "objective": "er",
-                "decomposition": (
-                    "the outputs as written (scripts/cache/own-decomp-98)"
-                    if args.no_clean
-                    else "the outputs cleaned of markup (pipeline/clean.py)"
-                )
-                + (
-                    ""
-                    if args.no_standalone
-                    else ", facts that do not stand alone set aside (pipeline/standalone.py)"
-                ),
+                "decomposition": decomposition(args.no_clean, args.no_standalone),
                 "cross_fitted_weights": fitted_all,
-            },  # fmt: skip
+            },
             figures,
             watch,
             computed=model_results(args.cache) - stored,
