@@ -264,7 +264,12 @@ class EvalConfig:
         "With labeled input, also verify the human atomic facts and report ER and F1.",
         negatable=True,
     )
-    threads: int | None = setting(None, "CPU threads of the LM; default: all cores.", cli=False)
+    threads: int | None = setting(
+        None,
+        "CPU threads of the LM, and the machine's core slots it waits for; default: all "
+        "cores. Two runs given half the cores each run side by side.",
+        min=1,
+    )
     device: str = setting(
         "auto",
         "Where the LM and the dense encoder run: auto (a CUDA GPU when torch sees one), "

@@ -12,8 +12,8 @@ the 0.5B model and their human atomic facts (``--use-atomic-facts``), four ways:
    random 0 to 3 s after the shared cache has stored a new model result, so that kills
    land mid-work), then run to its end;
 3. **beside it**: a second process started with the first, on the same cache, scoring the
-   same bios in the reverse order (with the cores' turn-taking off, so that both write
-   the cache at once);
+   same bios in the reverse order. Each of the two takes one thread (``--threads 1``), so
+   with the machine's turn-taking on both hold a core slot and write the cache at once;
 4. **Ray** (``--ray``): two workers, worker 0 killed once the first rows are in.
 
 Checks: each run's rows equal the reference's, every bio once; the shared cache passes
@@ -68,13 +68,14 @@ def pick_bios(data: Path, n: int, seed: int, sentences: int | None, out: Path) -
     return out
 
 
-def eval_command(index: Path, bios: Path, cache: Path, out: Path) -> list[str]:
+def eval_command(index: Path, bios: Path, cache: Path, out: Path,
+                 threads: int | None = None) -> list[str]:  # fmt: skip
     from factscore_local.model_store import SMALL_LM
 
     return [sys.executable, "-m", "factscore_local.cli", "eval", "--index", str(index),
             "--input", str(bios), "--use-atomic-facts", "--lm", SMALL_LM, "--no-validate",
             "--evidence-budget", str(EVIDENCE_BUDGET), "--cache", str(cache), "--out", str(out),
-            "--quiet"]  # fmt: skip
+            "--quiet", *(["--threads", str(threads)] if threads else [])]  # fmt: skip
 
 
 def stored(cache: Path) -> int:
@@ -175,11 +176,10 @@ def soak(index: Path, data: Path, work: Path, n_bios: int, kills: int, seed: int
     shared = work / "shared.db"
     reference_run(index, bios, work / "reference.db", work / "reference.jsonl")
     reference = rows_of(work / "reference.jsonl")
-    beside_env = {**os.environ, "FSCORE_MODEL_LOCK": "0"}
-    beside = subprocess.Popen(eval_command(index, reversed_bios, shared, work / "beside.jsonl"),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              env=beside_env)  # fmt: skip
-    command = eval_command(index, bios, shared, work / "killed.jsonl")
+    # one thread each: with the turn-taking on, the two hold a core slot each and run at once
+    beside = subprocess.Popen(eval_command(index, reversed_bios, shared, work / "beside.jsonl", 1),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    command = eval_command(index, bios, shared, work / "killed.jsonl", 1)
     landed = killed_run(command, shared, kills, random.Random(seed))
     run_to_end(command)
     _, err = beside.communicate(timeout=7200)

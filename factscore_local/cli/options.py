@@ -122,7 +122,7 @@ ESTIMATOR_OPTIONS = [
     *map(config_option, ("fact_context", "verify_format", "verify_question", "evidence")),
     *map(config_option, ("evidence_budget", "global_evidence", "decompose_prompt")),
     *map(config_option, ("max_sentences", "use_atomic_facts", "cache", "prefix_states")),
-    config_option("seed"),
+    *map(config_option, ("seed", "threads")),
     *SELECTION_OPTIONS,
 ]
 
