@@ -11,9 +11,10 @@ the 0.5B model and their human atomic facts (``--use-atomic-facts``), four ways:
 2. **killed**: a run on a shared cache, killed with SIGKILL ``--kills`` times (each time a
    random 0 to 3 s after the shared cache has stored a new model result, so that kills
    land mid-work), then run to its end;
-3. **beside it**: a second process started with the first, on the same cache, scoring the
-   same bios in the reverse order. Each of the two takes one thread (``--threads 1``), so
-   with the machine's turn-taking on both hold a core slot and write the cache at once;
+3. **beside it**: a second process on the same cache, started after the first kill and
+   running beside the killed run's later starts, scoring the same bios in the reverse
+   order. Each of the two takes one thread (``--threads 1``), so with the machine's
+   turn-taking on both hold a core slot and write the cache at once;
 4. **Ray** (``--ray``): two workers, worker 0 killed once the first rows are in.
 
 Checks: each run's rows equal the reference's, every bio once; the shared cache passes
@@ -31,6 +32,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
@@ -112,11 +114,15 @@ def run_to_end(command: list[str], env: dict | None = None) -> None:
 
 
 def killed_run(command: list[str], cache: Path, kills: int, rng: random.Random,
+               after_first_kill: Callable[[], None] = lambda: None,
                timeout: float = 1800) -> int:  # fmt: skip
     """Starts the command and kills it ``kills`` times, each a random 0-3 s after the
-    cache has stored a new result; returns the kills that landed before it finished."""
+    cache has stored a new result; ``after_first_kill`` runs once the first has landed (or
+    the run has finished first). Returns the kills that landed before it finished."""
     landed = 0
-    for _ in range(kills):
+    for i in range(kills):
+        if i == 1:
+            after_first_kill()
         before = stored(cache)
         proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.time() + timeout
@@ -128,6 +134,8 @@ def killed_run(command: list[str], cache: Path, kills: int, rng: random.Random,
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         landed += 1
+    if landed < 2:
+        after_first_kill()
     return landed
 
 
@@ -176,12 +184,21 @@ def soak(index: Path, data: Path, work: Path, n_bios: int, kills: int, seed: int
     shared = work / "shared.db"
     reference_run(index, bios, work / "reference.db", work / "reference.jsonl")
     reference = rows_of(work / "reference.jsonl")
-    # one thread each: with the turn-taking on, the two hold a core slot each and run at once
-    beside = subprocess.Popen(eval_command(index, reversed_bios, shared, work / "beside.jsonl", 1),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    # One thread each: with the turn-taking on, the two hold a core slot each and run at
+    # once. The second starts after the first kill, which so lands on work of the killed
+    # run's own (started together, the second could have cached a small slice first).
+    started: list[subprocess.Popen] = []
+
+    def start_beside() -> None:
+        if not started:
+            started.append(subprocess.Popen(
+                eval_command(index, reversed_bios, shared, work / "beside.jsonl", 1),
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))  # fmt: skip
+
     command = eval_command(index, bios, shared, work / "killed.jsonl", 1)
-    landed = killed_run(command, shared, kills, random.Random(seed))
+    landed = killed_run(command, shared, kills, random.Random(seed), start_beside)
     run_to_end(command)
+    beside = started[0]
     _, err = beside.communicate(timeout=7200)
     if beside.returncode != 0:
         raise RuntimeError(f"the second process failed: {err.decode()[-2000:]}")

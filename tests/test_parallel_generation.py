@@ -135,7 +135,9 @@ def test_prompt_lookup_drafts_give_plain_greedy_outputs_in_fewer_steps(small_lm)
     for width, draft in ((1, 0), (1, 6), (3, 4)):
         gen = ParallelGenerator(small_lm.llm, width, 2048, draft=draft)
         try:
-            out = gen.run(ids, 40, ["\n"], small_lm._text)
+            # 24 tokens copy the sentence; past it the model repeats itself, where a near-tie
+            # can fall either way between batch sizes on some CPUs (seen at token 30)
+            out = gen.run(ids, 24, ["\n"], small_lm._text)
         finally:
             gen.close()
         runs[width, draft] = ([small_lm._text(x) for x in out], gen.steps)
