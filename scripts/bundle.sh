@@ -102,7 +102,7 @@ if [[ $NO_DEPS -eq 0 ]]; then
     cp "$VENV"/.llama-wheel/*.whl "$WORK/links/"
   fi
   # setup.sh's build flags, for a llama-cpp-python that is not in pip's cache yet.
-  export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
+  export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF '-DCMAKE_PROJECT_llama.cpp_INCLUDE=$ROOT/scripts/llama_without_common.cmake'}"
   if [[ $CROSS -eq 0 ]]; then
     # This machine's Python and platform: pip builds what ships only as source (pip's wheel
     # cache keeps llama-cpp-python compiled by setup.sh).

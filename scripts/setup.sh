@@ -75,9 +75,9 @@ LLAMA_REQ="$(sed -n 's/^llama = \["\(.*\)"\]$/\1/p' "$ROOT/pyproject.toml")"  # 
 WHEELS="$VENV/.llama-wheel"
 LLAMA_LOG="$VENV/.llama-build.log"
 if [[ $INSTALL -eq 1 ]] && ! "$VENV/bin/python" -c "import llama_cpp" >/dev/null 2>&1; then
-  # its multimodal library is never used, and leaving it out saves 18% of the build
-  # (docs/benchmarks/llama-build.md).
-  DEFAULT_CMAKE_ARGS="-DLLAVA_BUILD=OFF"
+  # Its multimodal library and llama.cpp's `common` helpers are never used, and leaving
+  # them out saves most of the build (docs/benchmarks/llama-build.md).
+  DEFAULT_CMAKE_ARGS="-DLLAVA_BUILD=OFF '-DCMAKE_PROJECT_llama.cpp_INCLUDE=$ROOT/scripts/llama_without_common.cmake'"
   # ggml's AMX path (compiled in by -march=native on Sapphire Rapids and later Xeons)
   # segfaults on the first multi-token batch and returns garbage tokens with these Q4_K
   # models (llama.cpp issues 20824 and 16315); AVX-512 stays on.

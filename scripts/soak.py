@@ -145,15 +145,17 @@ def ray_run(index: Path, bios: Path, cache: Path, out: Path) -> dict:
 
     import ray
 
-    from factscore_local.config import EvalConfig
+    from factscore_local.config import build_config
     from factscore_local.distributed import evaluate_with_ray
     from factscore_local.distributed.cluster import ray_session
     from factscore_local.distributed.ray_eval import journal_path, worker_name
     from factscore_local.model_store import SMALL_LM
     from factscore_local.pipeline.inputs import read_bios
 
-    config = EvalConfig(index=index, lm=SMALL_LM, use_atomic_facts=True, validate=False,
-                        evidence_budget=EVIDENCE_BUDGET, cache=cache)  # fmt: skip
+    # as `fscore eval` builds it (the model's fitted rule and thresholds): the same command
+    config = build_config({"index": index, "lm": SMALL_LM, "use_atomic_facts": True,
+                           "validate": False, "evidence_budget": EVIDENCE_BUDGET,
+                           "cache": cache})  # fmt: skip
     killed: list[int] = []
 
     def kill_worker() -> None:
