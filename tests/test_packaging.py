@@ -188,3 +188,16 @@ def test_a_missing_extra_is_one_line_naming_it(tmp_path):
         "MissingExtra the llama.cpp backend needs the 'llama' extra: "
         "pip install 'factscore-local[llama]' (no module named 'llama_cpp')"
     )
+
+
+def test_the_llama_build_leaves_out_what_the_bindings_never_load():
+    """setup.sh and bundle.sh compile llama-cpp-python with the CMake include that turns
+    llama.cpp's `common` helpers off (the installed llama_cpp loads without them: every
+    model test runs on that build)."""
+    include = "scripts/llama_without_common.cmake"
+    for script in ("scripts/setup.sh", "scripts/bundle.sh"):
+        text = (ROOT / script).read_text()
+        assert f"-DCMAKE_PROJECT_llama.cpp_INCLUDE=$ROOT/{include}" in text, script
+        assert "-DLLAVA_BUILD=OFF" in text, script
+    lines = (ROOT / include).read_text().splitlines()
+    assert "set(LLAMA_BUILD_COMMON OFF)" in [x for x in lines if not x.startswith("#")]
