@@ -20,6 +20,8 @@ from pathlib import Path
 from factscore_local.model_store import DEFAULT_LM
 from scripts.common import RESULTS, ROOT, SUBJECTS, read_results
 
+# The checkout's file, which this script writes; fitted_defaults.MODEL_DEFAULTS_PATH reads the
+# installed package's copy (the same file in the editable install setup.sh makes).
 DEFAULTS_FILE = ROOT / "data" / "model-defaults.json"
 
 

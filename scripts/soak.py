@@ -107,8 +107,8 @@ def reference_run(index: Path, bios: Path, cache: Path, out: Path) -> None:
     run_to_end(eval_command(index, bios, cache, out))
 
 
-def run_to_end(command: list[str], env: dict | None = None) -> None:
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=7200)
+def run_to_end(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=7200)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command[3:5])} failed: {done.stderr[-2000:]}")
 
@@ -121,7 +121,7 @@ def killed_run(command: list[str], cache: Path, kills: int, rng: random.Random,
     the run has finished first). Returns the kills that landed before it finished."""
     landed = 0
     for i in range(kills):
-        if i == 1:
+        if i == 1:  # the first kill has landed
             after_first_kill()
         before = stored(cache)
         proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -134,7 +134,7 @@ def killed_run(command: list[str], cache: Path, kills: int, rng: random.Random,
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         landed += 1
-    if landed < 2:
+    if landed < 2:  # not called in the loop: one kill at most
         after_first_kill()
     return landed
 
