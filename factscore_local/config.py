@@ -264,12 +264,9 @@ class EvalConfig:
         "With labeled input, also verify the human atomic facts and report ER and F1.",
         negatable=True,
     )
-    threads: int | None = setting(
-        None,
-        "CPU threads of the LM, and the machine's core slots it waits for; default: all "
-        "cores. Two runs given half the cores each run side by side.",
-        min=1,
-    )
+    threads: int | None = setting(None, "CPU threads of the LM, and the machine's core slots "
+                                  "it waits for; default: all cores. Two runs given half the "
+                                  "cores each run side by side.", min=1)  # fmt: skip
     device: str = setting(
         "auto",
         "Where the LM and the dense encoder run: auto (a CUDA GPU when torch sees one), "
@@ -354,9 +351,7 @@ def setting_choices(name: str) -> tuple[str, ...] | None:
     return tuple(choices()) if callable(choices) else choices
 
 
-DEFAULTS: dict[str, Any] = {
-    f.name: f.default for f in fields(EvalConfig) if f.default is not MISSING
-}
+DEFAULTS: dict[str, Any] = {n: f.default for n, f in SETTING_FIELDS.items() if f.default != MISSING}
 # What a settings file of ``fscore calibrate`` may set.
 SETTINGS_KEYS = ("verifier", "margin", "np_threshold", "np_model", "rule_weights", "head")
 def build_config(
