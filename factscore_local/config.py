@@ -103,7 +103,7 @@ class EvalConfig:
     verifier: str = setting(
         "retrieve-lm",
         "Default: the LM's own fitted rule where data/model-defaults.json ships one (the "
-        "embedded 1.5B model: retrieve-lm+np+coverage+slots+number-year-veto-fitted) and "
+        "embedded 1.5B model: retrieve-lm+np+coverage+slots+number-year-place-veto-fitted) and "
         "no --margin or --np-threshold is given; else retrieve-lm.",
         choices=verifier_names,
         show_default=False,

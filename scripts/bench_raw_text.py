@@ -43,7 +43,7 @@ from factscore_local.labels.calibration import apply_thresholds, settings_thresh
 from factscore_local.labels.validation import topic_half, validate_rows
 from factscore_local.pipeline.labeled import human_bio_score
 from factscore_local.pipeline.records import BioRow, HumanSide
-from factscore_local.pipeline.verifiers import NUMBER_YEAR_VETO_RULE, RIVALS_RULE
+from factscore_local.pipeline.verifiers import PLACE_VETO_RULE, RIVALS_RULE
 from scripts.common import (
     SUBJECTS,
     Stopwatch,
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
     add_data_option(ap)
     ap.add_argument("--lm", default=None)
     ap.add_argument("--topics", type=int, default=98)
-    ap.add_argument("--rule", default=NUMBER_YEAR_VETO_RULE)
+    ap.add_argument("--rule", default=PLACE_VETO_RULE)
     ap.add_argument(
         "--no-clean",
         action="store_true",

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from factscore_local.index.demo_data import EXCERPT, find_dump
 
 from factscore_local.cli import main
+from tests.conftest import ROOT
 
 
 def test_build_lookup_search(tmp_path):
@@ -83,3 +84,34 @@ def test_demo_runs_end_to_end_with_the_small_model(tmp_path):
     assert decided and all("(margin " in line for line in decided)
     rows = [json.loads(x) for x in (out / "demo_bios.scored.jsonl").read_text().splitlines()]
     assert len(rows) == 4 and all(r.get("n_facts") for r in rows)
+
+
+PLANTED = ("in 1885", "in Ohio", "in 1958", "Canadian")  # data/README.md
+
+
+@pytest.mark.slow
+def test_the_demo_rejects_its_planted_statements_with_the_default(xml_index, tmp_path):
+    """The demo's bios with the embedded 1.5B model and its default rule, replayed from the
+    model results of a recorded demo run (``scripts/cache/demo-1.5b.jsonl.gz``; a prompt
+    that changed is computed afresh): every fact that states a planted error is rejected,
+    and every other fact is accepted."""
+    from factscore_local.api import evaluate
+    from factscore_local.data import data_file
+    from factscore_local.model_store import DEFAULT_LM, installed_path
+    from factscore_local.runtime.cache import ResultCache
+
+    if installed_path(DEFAULT_LM) is None:
+        pytest.skip(f"{DEFAULT_LM} not installed (fscore models install)")
+    cache = tmp_path / "demo-cache.db"
+    ResultCache(cache).import_file(ROOT / "scripts" / "cache" / "demo-1.5b.jsonl.gz")
+    result = evaluate(data_file("demo_bios.jsonl"), xml_index, cache=cache)
+    decisions = [d for row in result.rows for d in row.decisions]
+    assert len(result.rows) == 4 and all(row.ok for row in result.rows)
+    def errors(atom: str) -> set[str]:
+        return {p for p in PLANTED if p.lower() in atom.lower()}
+
+    planted = [d for d in decisions if errors(d.atom)]
+    assert set().union(*(errors(d.atom) for d in planted)) == set(PLANTED)
+    assert not any(d.is_supported for d in planted), [d.atom for d in planted]
+    rejected = [d.atom for d in decisions if d not in planted and not d.is_supported]
+    assert not rejected, rejected

@@ -17,7 +17,8 @@ def test_defaults_come_from_one_place(tmp_path):
     assert config.thresholds.np == default_np_threshold(None)
 
 
-DEFAULT_RULE = "retrieve-lm+np+coverage+slots+number-year-veto-fitted"  # the embedded 1.5B model's
+# the embedded 1.5B model's
+DEFAULT_RULE = "retrieve-lm+np+coverage+slots+number-year-place-veto-fitted"
 
 
 def test_the_default_model_brings_its_fitted_rule(tmp_path):

@@ -10,10 +10,16 @@ import pytest
 from factscore_local.config import EvalConfig, build_config
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.inputs import read_bios
-from factscore_local.pipeline.slots import NATIONALITY_CONFLICT, slot_check, slot_signal
+from factscore_local.pipeline.slots import (
+    NATIONALITY_CONFLICT,
+    PLACE_CONFLICT,
+    slot_check,
+    slot_signal,
+)
 from factscore_local.pipeline.verifiers import (
     NUMBER_VETO_RULE,
     NUMBER_YEAR_VETO_RULE,
+    PLACE_VETO_RULE,
     SLOTS_RULE_FEATURES,
     Thresholds,
     get_verifier,
@@ -185,24 +191,26 @@ def test_the_slots_rule_records_the_check_of_each_facts_passages(db_index, tmp_p
 
 
 @pytest.mark.slow
-def test_the_default_rejects_the_demos_planted_nationality(xml_index, tmp_path):
-    """The demo's planted "Canadian" Andre Agassi, on the real dump excerpt's page with the
-    embedded 1.5B model and its shipped default rule: the slot check finds the conflict
-    with the page's lead sentence ("an American ...", while "Canadian" occurs there only in
-    "the Canadian Open") and the rule rejects the fact, while the true statement is
-    confirmed and accepted."""
+def test_the_default_rejects_the_demos_planted_nationality_and_place(xml_index, tmp_path):
+    """The demo's planted "Canadian" Andre Agassi and Lincoln the "lawyer in Ohio", on the
+    real dump excerpt's pages with the embedded 1.5B model and its shipped default rule:
+    the slot check finds the conflict with Agassi's lead sentence ("an American ...",
+    while "Canadian" occurs there only in "the Canadian Open"), and with the frame of
+    Lincoln's lead ("a lawyer in Illinois"); the rule rejects both, while the true
+    statements are not in conflict and are accepted."""
     from factscore_local.api import load_config
     from factscore_local.model_store import DEFAULT_LM, installed_path
 
     if installed_path(DEFAULT_LM) is None:
         pytest.skip(f"{DEFAULT_LM} not installed (fscore models install)")
     config = load_config(xml_index, cache=tmp_path / "c.db")
-    assert config.verifier == NUMBER_YEAR_VETO_RULE and len(config.rule_weights) == 7
-    planted, true = Estimator(config).verify(
-        [
-            ("Andre Agassi", "Andre Agassi", f"Andre Agassi is {a} professional tennis player.")
-            for a in ("a Canadian", "an American")
-        ]  # fmt: skip
-    )
+    assert config.verifier == PLACE_VETO_RULE and len(config.rule_weights) == 7
+    agassi = [("Andre Agassi", "Andre Agassi", f"Andre Agassi is {a} professional tennis player.")
+              for a in ("a Canadian", "an American")]  # fmt: skip
+    lincoln = [("Abraham Lincoln", "Abraham Lincoln", f"He worked as a lawyer in {state}.")
+               for state in ("Ohio", "Illinois")]  # fmt: skip
+    planted, true, planted_place, true_place = Estimator(config).verify(agassi + lincoln)
     assert planted.slots == NATIONALITY_CONFLICT and not planted.is_supported
     assert true.slots == 1.0 and true.is_supported
+    assert planted_place.slots == PLACE_CONFLICT and not planted_place.is_supported
+    assert true_place.slots >= 0 and true_place.is_supported

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from factscore_local.pipeline.lexical import content_words
+from factscore_local.pipeline.place_frames import place_frame_verdict
 from factscore_local.pipeline.slot_roles import (
     SENTENCE_END,
     YEAR,
@@ -166,7 +167,9 @@ def slot_conflicts(
     fact's while the sentences most like it state another), ``CONTRADICTED`` (against the
     role the page gives values of its type: ``slot_roles.py``), ``"confirmed"`` or
     ``"unknown"``. An approximate number ("over 60 films") is confirmed by a value within a
-    quarter of it. ``topic``: its name's words are not context (every sentence has them)."""
+    quarter of it. A place is judged only where the passages put another place in the
+    fact's frame (``place_frames.py``): ``"conflict"`` under ``"place"``.
+    ``topic``: its name's words are not context (every sentence has them)."""
     read = passages if isinstance(passages, PassageSlots) else read_passages(passages)
     own = slots(fact)
     rough = _approximate(fact)
@@ -186,6 +189,8 @@ def slot_conflicts(
         if context and _in_context(fact_words, kind, values, rough, read.sentences) == "conflict":
             verdict = "conflict"
         verdicts[kind] = _role_verdict(fact, kind, values, read.texts, topic) or verdict
+    if place_frame_verdict(fact, read.texts) == "conflict":
+        verdicts["place"] = "conflict"
     return verdicts
 
 
@@ -235,12 +240,14 @@ SLOT_VALUES = {"conflict": -1.0, "unknown": 0.0, "confirmed": 1.0}
 NUMBER_CONFLICT = -2.0  # the slots signal of a fact whose number its passages contradict
 YEAR_CONFLICT = -3.0  # ... whose year they contradict (and no number)
 NATIONALITY_CONFLICT = -4.0  # ... that gives the topic another nationality than its lead's
+PLACE_CONFLICT = -5.0  # ... whose place the passages replace in its frame (and none above)
 
 
 def slot_signal(fact: str, passages: Sequence[str] | PassageSlots, topic: str = "") -> float:
     """The ``slots`` signal: -2 when a number (an amount or a count, not a year) conflicts,
     else -3 when a year does, else -4 when the nationality the fact gives the topic is not
-    its lead sentence's, -1 for another conflicting slot, 1 when every slot is
+    its lead sentence's, else -5 when the passages put another place in the fact's frame,
+    -1 for another conflicting slot, 1 when every slot is
     confirmed, 0 otherwise (see ``slot_conflicts``). Changed amounts and dates are the
     contradictions the LM misses most often (the counterfactual probe), so a rule can
     weigh them apart.
@@ -259,4 +266,6 @@ def slot_signal(fact: str, passages: Sequence[str] | PassageSlots, topic: str = 
         return YEAR_CONFLICT
     if verdicts.get("nationality") == CONTRADICTED:
         return NATIONALITY_CONFLICT
+    if verdicts.get("place") == "conflict":
+        return PLACE_CONFLICT
     return SLOT_VALUES[_overall(verdicts)]

@@ -9,7 +9,7 @@ A verifier reads *signals*, values the estimator computes and records for every 
 - ``slots``: whether its passages confirm the fact's years, numbers, nationalities and
   occupations (1), give other values of their type (-1, a conflict; -2 when the conflict
   is a number, -3 a year, -4 a nationality the fact gives the topic against its lead
-  sentence) or neither (0);
+  sentence, -5 a place the passages replace in the fact's frame) or neither (0);
 - ``rivals``: how far the margin of the fact's best rival (the fact with a place, person
   or work swapped for another its closest sentences name; ``rivals.py``) exceeds its own;
 - ``head``: the log-odds of supported that a state head (``state_head.py``) reads from
@@ -27,10 +27,13 @@ applied from its settings file; without fitted weights it decides as the paper's
 ``retrieve-lm+np+coverage-fitted`` adds the coverage, and
 ``retrieve-lm+np+coverage+slots-fitted`` the slot check too;
 ``retrieve-lm+np+coverage+slots+number-veto-fitted`` rejects outright a fact whose number
-its passages contradict, and ``retrieve-lm+np+coverage+slots+number-year-veto-fitted`` one
-whose number or year they contradict (the embedded 1.5B model's default; shipped weights
-in ``data/model-defaults.json``); ``retrieve-lm+np+coverage+slots+slot-veto-fitted`` vetoes
-a nationality that contradicts the topic's lead sentence too, and
+its passages contradict, ``retrieve-lm+np+coverage+slots+number-year-veto-fitted`` one
+whose number or year they contradict, and
+``retrieve-lm+np+coverage+slots+number-year-place-veto-fitted`` also one whose place they
+replace in the fact's own frame (``place_frames.py``; the embedded 1.5B model's default,
+with shipped weights in ``data/model-defaults.json``);
+``retrieve-lm+np+coverage+slots+slot-veto-fitted`` vetoes a nationality that contradicts
+the topic's lead sentence beside numbers and years, and
 ``retrieve-lm+np+coverage+slots+rivals+number-year-veto-fitted`` weighs the rival lead
 beside the default's features (opt-in: each rival costs a tail).
 """
@@ -42,7 +45,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from factscore_local.pipeline.slots import NATIONALITY_CONFLICT, NUMBER_CONFLICT, YEAR_CONFLICT
+from factscore_local.pipeline.slots import (
+    NATIONALITY_CONFLICT,
+    NUMBER_CONFLICT,
+    PLACE_CONFLICT,
+    YEAR_CONFLICT,
+)
 
 SIGNALS = ("margin", "np", "coverage", "slots", "rivals", "head", "draw")
 THRESHOLD_SIGNAL = {"margin": "margin", "np": "np"}  # threshold name -> the signal it cuts
@@ -69,6 +77,9 @@ FEATURES: dict[str, Callable[[Mapping[str, np.ndarray]], np.ndarray]] = {
     "number or year conflict": _conflict_of(NUMBER_CONFLICT, YEAR_CONFLICT),
     "number, year or nationality conflict": _conflict_of(
         NUMBER_CONFLICT, YEAR_CONFLICT, NATIONALITY_CONFLICT
+    ),
+    "number, year or place conflict": _conflict_of(
+        NUMBER_CONFLICT, YEAR_CONFLICT, PLACE_CONFLICT
     ),
 }
 RULE_FEATURES = ("margin", "np", "margin*np")  # retrieve-lm+np-fitted's
@@ -333,6 +344,13 @@ SLOT_VETO_RULE = _slots_rule(
     "the number-and-year-veto rule, and a fact that gives the topic a nationality its "
     "passages contradict is not supported either",
     veto="number, year or nationality conflict",
+).name
+PLACE_VETO_RULE = _slots_rule(
+    "retrieve-lm+np+coverage+slots+number-year-place-veto-fitted",
+    "the number-and-year-veto rule, and a fact whose place its passages replace in the "
+    "fact's own frame ('a lawyer in Illinois' against 'a lawyer in Ohio') is not supported "
+    "either",
+    veto="number, year or place conflict",
 ).name
 RIVALS_RULE = _slots_rule(
     "retrieve-lm+np+coverage+slots+rivals+number-year-veto-fitted",

@@ -1,10 +1,11 @@
 """The fixed vocabularies of slot values: countries and their demonyms, occupations, number
-words. The slot check reads them (``slots.py``, ``slot_roles.py``, ``rivals.py``), and the
-counterfactual probes draw replacement values from them (``labels/replacements.py``)."""
+words, US states. The slot check reads them (``slots.py``, ``slot_roles.py``,
+``place_frames.py``, ``rivals.py``), and the counterfactual probes draw replacement values
+from them (``labels/replacements.py``)."""
 
 from __future__ import annotations
 
-__all__ = ["COUNTRIES", "NATIONALITIES", "NUMBER_WORDS", "OCCUPATIONS"]
+__all__ = ["COUNTRIES", "NATIONALITIES", "NUMBER_WORDS", "OCCUPATIONS", "US_STATES"]
 
 # Country -> its demonym: the nationalities a fact may state, and the countries a place
 # slot swaps among (a country for a country, a city for a city).
@@ -28,6 +29,17 @@ COUNTRIES = {
     "New Zealand": "New Zealander", "Latvia": "Latvian", "Czech Republic": "Czech",
 }  # fmt: skip
 NATIONALITIES = tuple(COUNTRIES.values())
+# The places of the place frames (``place_frames.py``) beside the countries.
+US_STATES = (
+    "Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut",
+    "Delaware", "Florida", "Georgia", "Hawaii", "Idaho", "Illinois", "Indiana", "Iowa",
+    "Kansas", "Kentucky", "Louisiana", "Maine", "Maryland", "Massachusetts", "Michigan",
+    "Minnesota", "Mississippi", "Missouri", "Montana", "Nebraska", "Nevada", "New Hampshire",
+    "New Jersey", "New Mexico", "New York", "North Carolina", "North Dakota", "Ohio",
+    "Oklahoma", "Oregon", "Pennsylvania", "Rhode Island", "South Carolina", "South Dakota",
+    "Tennessee", "Texas", "Utah", "Vermont", "Virginia", "Washington", "West Virginia",
+    "Wisconsin", "Wyoming",
+)  # fmt: skip
 
 # Occupations as groups of words for one job: a replacement comes from another group, and
 # none of that group's words may occur in the page.

@@ -15,6 +15,7 @@ from factscore_local.pipeline.records import BioRow
 from factscore_local.pipeline.verifiers import (
     NUMBER_VETO_RULE,
     NUMBER_YEAR_VETO_RULE,
+    PLACE_VETO_RULE,
     RIVALS_RULE,
     SLOT_VETO_RULE,
     Thresholds,
@@ -41,6 +42,7 @@ FITTED_RULES = (
     NUMBER_VETO_RULE,
     NUMBER_YEAR_VETO_RULE,
     SLOT_VETO_RULE,
+    PLACE_VETO_RULE,
     RIVALS_RULE,
 )
 
