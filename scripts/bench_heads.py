@@ -39,7 +39,7 @@ from factscore_local.pipeline.records import BioRow
 from factscore_local.pipeline.verifiers import (
     FITTED,
     HEAD_RULE,
-    NUMBER_YEAR_VETO_RULE,
+    PLACE_VETO_RULE,
     Verifier,
     fitted_rule,
     register,
@@ -139,8 +139,8 @@ def main(argv: list[str] | None = None) -> None:
     base_rows, _ = crossfit(rows, rows, default, "er")
     out["default"].update(summary(base_rows))
     # The head rule's features without the head: what the head itself adds.
-    no_head, _ = crossfit(rows, rows, NUMBER_YEAR_VETO_RULE, "er")
-    out["rule without head"] = {"verifier": NUMBER_YEAR_VETO_RULE, **summary(no_head)}
+    no_head, _ = crossfit(rows, rows, PLACE_VETO_RULE, "er")
+    out["rule without head"] = {"verifier": PLACE_VETO_RULE, **summary(no_head)}
     out["auc"] = {"margin": auc(rows, "margin")}
     for kind in KINDS:
         with watch(f"heads ({kind})"):

@@ -95,8 +95,9 @@ def test_the_demo_rejects_its_planted_statements_with_the_default(xml_index, tmp
     model results of a recorded demo run (``scripts/cache/demo-1.5b.jsonl.gz``; a prompt
     that changed is computed afresh): every fact that states a planted error is rejected,
     and every other fact is accepted."""
-    from factscore_local.api import evaluate
     from factscore_local.data import data_file
+
+    from factscore_local.api import evaluate
     from factscore_local.model_store import DEFAULT_LM, installed_path
     from factscore_local.runtime.cache import ResultCache
 

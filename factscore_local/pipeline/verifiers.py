@@ -360,10 +360,11 @@ RIVALS_RULE = _slots_rule(
     rivals=True,
 ).name
 HEAD_RULE = _slots_rule(
-    "retrieve-lm+np+coverage+slots+head+number-year-veto-fitted",
-    "the number-and-year-veto rule, weighing also a state head's score (a model over the "
-    "LM's hidden state at its verdict, trained on human labels; 'fscore calibrate --head')",
-    veto="number or year conflict",
+    "retrieve-lm+np+coverage+slots+head+number-year-place-veto-fitted",
+    "the default's rule (numbers, years and places vetoed), weighing also a state head's "
+    "score (a model over the LM's hidden state at its verdict, trained on human labels; "
+    "'fscore calibrate --head')",
+    veto="number, year or place conflict",
     head=True,
 ).name
 register(Verifier("always-supported", (), lambda s, t: True, description="baseline"))
