@@ -111,6 +111,15 @@ def summary(rows: list[BioRow]) -> dict:
     }
 
 
+def layout(levers: dict) -> list[dict]:
+    """The docs' tables: per lever, each subject's ER, F1, precision and recall (all bios,
+    every half decided by what was fitted on the other)."""
+    columns = [{"head": k, "cell": "{" + k + "}"} for k in ("er", "f1", "precision", "recall")]
+    return [{"title": f"{name} ({lever['verifier']})", "prefix": f"{name}/subjects",
+             "rows_head": "subject", "columns": columns}
+            for name, lever in levers.items() if "subjects" in lever]  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", type=Path, required=True)
@@ -172,7 +181,8 @@ def main(argv: list[str] | None = None) -> None:
     print(flatten(out))
     if args.results:
         record = results_record(args.results, "scripts.bench_heads", argv, data,
-                                flatten(out), watch, levers=out)  # fmt: skip
+                                flatten(out), watch, levers=out,
+                                tables=layout(out))  # fmt: skip
         log("heads", f"wrote {write_results(record)}")
 
 
