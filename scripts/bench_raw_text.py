@@ -39,11 +39,12 @@ from pathlib import Path
 
 import numpy as np
 
+from factscore_local.config import model_defaults
 from factscore_local.labels.calibration import apply_thresholds, settings_thresholds
 from factscore_local.labels.validation import topic_half, validate_rows
 from factscore_local.pipeline.labeled import human_bio_score
 from factscore_local.pipeline.records import BioRow, HumanSide
-from factscore_local.pipeline.verifiers import PLACE_VETO_RULE, RIVALS_RULE
+from factscore_local.pipeline.verifiers import RIVALS_RULE
 from scripts.common import (
     SUBJECTS,
     Stopwatch,
@@ -103,7 +104,6 @@ def shipped_shift(own: list[BioRow], rule: str, lm: str | None) -> float | None:
     facts): the one that minimises the three subjects' raw-text ER on every topic. What
     ``scripts.ship_rule --raw-text`` ships if the cross-fitted shift wins; None when no
     weights are shipped for the rule."""
-    from factscore_local.config import model_defaults
     from factscore_local.pipeline.verifiers import Thresholds
 
     weights = model_defaults(lm).get("rules", {}).get(rule, {}).get("rule_weights")
@@ -218,7 +218,12 @@ def main(argv: list[str] | None = None) -> None:
     add_data_option(ap)
     ap.add_argument("--lm", default=None)
     ap.add_argument("--topics", type=int, default=98)
-    ap.add_argument("--rule", default=PLACE_VETO_RULE)
+    ap.add_argument(
+        "--rule",
+        default=None,
+        help="default: the LM's shipped default rule "
+        "(the embedded 1.5B model's where the LM ships none)",
+    )
     ap.add_argument(
         "--no-clean",
         action="store_true",
@@ -232,6 +237,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--results", default=None, help="write scripts/results/NAME.json")
     ap.add_argument("--results-out", type=Path, default=None)
     args = ap.parse_args(argv)
+    args.rule = (
+        args.rule or model_defaults(args.lm).get("verifier") or model_defaults(None)["verifier"]
+    )
     watch = Stopwatch()
     seed_cache(args.cache, args.seed_cache, "raw-text")
     stored = model_results(args.cache)  # what the run adds beyond it, it computed

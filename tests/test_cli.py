@@ -89,6 +89,11 @@ def test_demo_runs_end_to_end_with_the_small_model(tmp_path):
 PLANTED = ("in 1885", "in Ohio", "in 1958", "Canadian")  # data/README.md
 
 
+def planted_errors(atom: str) -> set[str]:
+    """The planted errors a fact states."""
+    return {p for p in PLANTED if p.lower() in atom.lower()}
+
+
 @pytest.mark.slow
 def test_the_demo_rejects_its_planted_statements_with_the_default(xml_index, tmp_path):
     """The demo's bios with the embedded 1.5B model and its default rule, replayed from the
@@ -108,11 +113,8 @@ def test_the_demo_rejects_its_planted_statements_with_the_default(xml_index, tmp
     result = evaluate(data_file("demo_bios.jsonl"), xml_index, cache=cache)
     decisions = [d for row in result.rows for d in row.decisions]
     assert len(result.rows) == 4 and all(row.ok for row in result.rows)
-    def errors(atom: str) -> set[str]:
-        return {p for p in PLANTED if p.lower() in atom.lower()}
-
-    planted = [d for d in decisions if errors(d.atom)]
-    assert set().union(*(errors(d.atom) for d in planted)) == set(PLANTED)
+    planted = [d for d in decisions if planted_errors(d.atom)]
+    assert set().union(*(planted_errors(d.atom) for d in planted)) == set(PLANTED)
     assert not any(d.is_supported for d in planted), [d.atom for d in planted]
     rejected = [d.atom for d in decisions if d not in planted and not d.is_supported]
     assert not rejected, rejected

@@ -25,7 +25,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from factscore_local.pipeline.lexical import content_words
 from factscore_local.pipeline.slot_roles import SENTENCE_END
@@ -59,18 +59,30 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
-def place_frame_verdict(fact: str, passages: Sequence[str]) -> str | None:
+# Each sentence of a set of passages with its frames (read once for the facts sharing them).
+SentenceFrames = tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...]
+
+
+def sentence_frames(passages: Sequence[str]) -> SentenceFrames:
+    """The sentences of passage texts that hold a frame, each with its frames."""
+    sentences = (s for text in passages for s in SENTENCE_END.split(text) if s.strip())
+    return tuple((s, found) for s in sentences if (found := tuple(frames(s))))
+
+
+def place_frame_verdict(fact: str, passages: Sequence[str] | Callable[[], SentenceFrames]
+                        ) -> str | None:  # fmt: skip
     """``"conflict"`` when the passages put another place of the same kind in one of the
     fact's frames, and write the fact's place in no sentence that holds that frame nor in
-    the frame itself; else None."""
+    the frame itself; else None. ``passages``: their texts, or a function that gives their
+    ``sentence_frames`` (called only when the fact has a frame)."""
     own = frames(fact)
     if not own:
         return None
-    sentences = [s for text in passages for s in SENTENCE_END.split(text) if s.strip()]
+    read = passages() if callable(passages) else sentence_frames(passages)
     for word, preposition, place in own:
         rivals = False
-        for sentence in sentences:
-            for w, p, other in frames(sentence):
+        for sentence, found in read:
+            for w, p, other in found:
                 if _stem(w) != _stem(word) or p != preposition:
                     continue
                 if other == place or place in sentence:

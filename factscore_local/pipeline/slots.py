@@ -22,12 +22,17 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from factscore_local.pipeline.lexical import content_words
-from factscore_local.pipeline.place_frames import place_frame_verdict
+from factscore_local.pipeline.place_frames import (
+    SentenceFrames,
+    place_frame_verdict,
+    sentence_frames,
+)
 from factscore_local.pipeline.slot_roles import (
     SENTENCE_END,
     YEAR,
@@ -117,6 +122,11 @@ class PassageSlots:
     sentences: tuple[tuple[frozenset[str], dict[str, set[str]]], ...] = ()
     texts: tuple[str, ...] = ()  # the passages as read, for the roles of their values
 
+    @functools.cached_property
+    def frames(self) -> SentenceFrames:
+        """Their sentences' place frames, read at the first fact that has one."""
+        return sentence_frames(self.texts)
+
 
 def read_passages(texts: Sequence[str]) -> PassageSlots:
     """The slots of passage texts, sentence by sentence and (their union) together."""
@@ -189,7 +199,7 @@ def slot_conflicts(
         if context and _in_context(fact_words, kind, values, rough, read.sentences) == "conflict":
             verdict = "conflict"
         verdicts[kind] = _role_verdict(fact, kind, values, read.texts, topic) or verdict
-    if place_frame_verdict(fact, read.texts) == "conflict":
+    if place_frame_verdict(fact, lambda: read.frames) == "conflict":
         verdicts["place"] = "conflict"
     return verdicts
 
