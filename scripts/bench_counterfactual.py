@@ -65,9 +65,9 @@ TAG = "counterfactual"
 BASELINE_RULE = "retrieve-lm+np+coverage-fitted"  # the default before the slot check
 PLANTED = (  # the demo bios' false statements, as facts of their topics
     ("Albert Einstein", "Albert Einstein was born in 1885."),
+    ("Albert Einstein", "Albert Einstein was awarded the Nobel Prize in Literature."),
+    ("Abraham Lincoln", "Abraham Lincoln was a British statesman."),
     ("Abraham Lincoln", "Abraham Lincoln worked as a lawyer in Ohio."),
-    ("Ayn Rand", "In 1958 Ayn Rand was awarded the Nobel Prize in Literature."),
-    ("Andre Agassi", "Andre Agassi is a Canadian professional tennis player."),
 )
 
 
@@ -104,6 +104,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--demo-index", type=Path, default=None,
                     help="an index of the demo dump (fscore demo's): scores the planted "
                     "statements")  # fmt: skip
+    ap.add_argument(
+        "--head",
+        action="store_true",
+        help="also decide every pair with a state head and the head rule, each "
+        "topic half by what was fitted on the other (scripts.probe_heads): reads "
+        "the verdicts' hidden states and the labeled bios' (seed their export)",
+    )
     ap.add_argument("--no-lm", action="store_true", help="make the pairs only (no verifier)")
     ap.add_argument("--pairs-out", type=Path, default=BENCH_OUT / "counterfactual-pairs.jsonl")
     ap.add_argument("--results", default="counterfactual-slice", help="results file name")
@@ -179,7 +186,8 @@ def verify(args, queries: list[tuple[str, str, str]], index: Path):
         "prefix_states": args.prefix_states,
     }
     default = build_config(settings).verifier  # the model's default verifier
-    estimator = Estimator(build_config({**settings, "verifier": SIGNALS_RULE}))
+    config = build_config({**settings, "verifier": SIGNALS_RULE, "read_states": args.head})
+    estimator = Estimator(config)
     log(TAG, f"signals of {SIGNALS_RULE}: {len(queries)} facts")
     return default, estimator.verify(queries)
 
@@ -214,7 +222,6 @@ def cut_sweeps(pairs, originals, changed, rules, per_rule: dict, default: str):
 def figures(pairs, originals, counterfactuals, checks, rules) -> dict:
     """Per rule and kind: recall, originals' acceptance, margin ordering; and the slot
     check alone (rejects on a conflict)."""
-    out: dict = {}
     verdicts: dict = {}
     for name, (verifier, thresholds) in rules.items():
         cf_ok = decided(counterfactuals, verifier, thresholds)
@@ -222,6 +229,13 @@ def figures(pairs, originals, counterfactuals, checks, rules) -> dict:
         verdicts[name] = (cf_ok, orig_ok)
     if checks is not None:
         verdicts["slot-check"] = None
+    return verdict_figures(pairs, originals, counterfactuals, checks, verdicts)
+
+
+def verdict_figures(pairs, originals, counterfactuals, checks, verdicts: dict) -> dict:
+    """Per rule and kind, from its (counterfactual accepted, original accepted) verdicts
+    (None: the slot check alone)."""
+    out: dict = {}
     for name, verdict in verdicts.items():
         per: dict = {}
         for kind in (*KINDS, "all"):
@@ -247,6 +261,25 @@ def figures(pairs, originals, counterfactuals, checks, rules) -> dict:
     return out
 
 
+def head_figures(args, pairs, originals, changed, default: str) -> dict:
+    """The pairs decided cross-fitted, with and without a state head (scripts.probe_heads),
+    the labeled dev bios' states read from the cache (the tables' pass)."""
+    from factscore_local.config import build_config
+    from factscore_local.labels.head_calibration import rows_with_states
+    from factscore_local.pipeline.verifiers import HEAD_RULE
+    from scripts.probe_heads import crossfit_verdicts, fit_halves
+    from scripts.tables.runner import Runner
+
+    bios = Runner(args.index, args.cache, data_root(args.data), args.lm, None, "page").bios(98)
+    config = build_config({"index": args.index, "lm": args.lm, "cache": args.cache,
+                           "gamma": 0, "use_atomic_facts": True, "validate": True,
+                           "evidence": "page", "chunk_bios": 3, "verifier": HEAD_RULE})  # fmt: skip
+    rows = rows_with_states(config, bios)
+    fits = fit_halves(rows, pairs, originals, changed, default, args.seed)
+    verdicts = crossfit_verdicts(pairs, originals, changed, fits, default)
+    return verdict_figures(pairs, originals, changed, None, verdicts)
+
+
 def planted(args, rules: dict) -> dict:
     """The demo's planted false statements, verified as facts on the demo index: each
     rule's decision, the margin and the slot check."""
@@ -256,9 +289,9 @@ def planted(args, rules: dict) -> dict:
     config = load_config(args.demo_index, cache=args.cache, lm=args.lm, verifier=SIGNALS_RULE)
     results = Estimator(config).verify([(t, t, fact) for t, fact in PLANTED])
     accepted = {name: decided(results, v, t) for name, (v, t) in rules.items()}
-    return {t: {"statement": fact, "margin": r.margin, "slots": r.slots,
-                **{f"accepted ({name})": bool(a[i]) for name, a in accepted.items()}}
-            for i, ((t, fact), r) in enumerate(zip(PLANTED, results, strict=True))}  # fmt: skip
+    return {fact: {"margin": r.margin, "slots": r.slots,
+                   **{f"accepted ({name})": bool(a[i]) for name, a in accepted.items()}}
+            for i, ((_, fact), r) in enumerate(zip(PLANTED, results, strict=True))}  # fmt: skip
 
 
 def layout(report: dict, default: str) -> list[dict]:
@@ -291,13 +324,17 @@ def layout(report: dict, default: str) -> list[dict]:
                                     "cell": "{originals_accepted}"},
                                    {"head": f"{BASELINE_RULE} (%)",
                                     "cell": "{baseline_accepted}"}]})  # fmt: skip
+    for name in report.get("head", {}):
+        tables.append({"title": f"{name} (each topic half by what was fitted on the other)",
+                       "prefix": f"head/{name}", "rows_head": "kind", "columns": columns,
+                       "digits": 1})  # fmt: skip
     if "planted" in report:
         rules = [k for k in next(iter(report["planted"].values())) if k.startswith("accepted")]
         planted = [{"head": "margin", "cell": "{margin}", "digits": 2},
                    {"head": "slots", "cell": "{slots}"},
                    *({"head": r, "cell": "{" + r + "}"} for r in rules)]  # fmt: skip
         tables.append({"title": "The demo's planted statements", "prefix": "planted",
-                       "rows_head": "topic", "columns": planted})  # fmt: skip
+                       "rows_head": "statement", "columns": planted})  # fmt: skip
     return tables
 
 
@@ -350,6 +387,9 @@ def main(argv: list[str] | None = None) -> None:
     # timing differs, and the checker compares figures exactly.
     report["model_results_computed"] = {"originals": computed_originals,
                                         "counterfactuals": computed}  # fmt: skip
+    if args.head:
+        with watch("heads"):
+            report["head"] = head_figures(args, pairs, originals, changed, verifier)
     if args.hand_check:
         report["hand_check"] = json.loads(args.hand_check.read_text("utf-8"))
     if args.demo_index:
