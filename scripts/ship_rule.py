@@ -25,28 +25,56 @@ from scripts.common import RESULTS, ROOT, SUBJECTS, read_results
 DEFAULTS_FILE = ROOT / "data" / "model-defaults.json"
 
 
-def rule_entry(settings: dict, tables: dict, why: str, fitted_with: str) -> dict:
-    """The shipped entry: weights and fit from calibrate; the cross-fitted figures and those
-    of the margin at 0 per subject from the tables."""
+def rule_entry(
+    settings: dict, tables: dict, why: str, fitted_with: str, heads: dict | None = None
+) -> dict:
+    """The shipped entry: weights and fit from calibrate; the cross-fitted figures from the
+    tables (or, for a head rule, from the heads' results) and those of the margin at 0 per
+    subject from the tables (the embedded 1.5B model's)."""
     f, rule = tables["figures"], settings["verifier"]
 
     def per_subject(prefix: str, figure: str, digits: int) -> list[float]:
         return [round(f[f"{prefix}/{s}/{figure}"], digits) for s in SUBJECTS]
 
+    if heads is not None:
+        cross_fitted = heads_cross_fitted(heads, rule)
+    else:
+        cross_fitted = {
+            "error_rate": per_subject(f"{rule}/cross-fitted", "er", 2),
+            "f1_micro": per_subject(f"{rule}/cross-fitted", "f1", 2),
+            "subjects": list(SUBJECTS),
+        }
     return {
         "rule_weights": settings["rule_weights"],
         "why": why,
         "fitted_with": fitted_with,
         "fit": settings["fit"],
-        "cross_fitted": {
-            "error_rate": per_subject(f"{rule}/cross-fitted", "er", 2),
-            "f1_micro": per_subject(f"{rule}/cross-fitted", "f1", 2),
-            "subjects": list(SUBJECTS),
-        },
+        "cross_fitted": cross_fitted,
         "at_margin_0": {
             "error_rate": per_subject("retrieve-lm/default", "er", 1),
             "f1_micro": per_subject("retrieve-lm/default", "f1", 1),
         },
+    }
+
+
+def heads_cross_fitted(heads: dict, verifier: str) -> dict:
+    """The cross-fitted figures of a head rule from a ``bench_heads`` results record (its
+    logistic head, as shipped); an error unless it won on both halves for every subject."""
+    levers = {lever["verifier"]: name for name, lever in heads["levers"].items()
+              if "(logistic)" in name or "(" not in name}  # fmt: skip
+    name = levers.get(verifier)
+    if name is None:
+        raise SystemExit(f"{heads['name']} measured no {verifier}")
+    lever = heads["levers"][name]
+    if name != "default" and not lever.get("wins_everywhere", False):
+        raise SystemExit(f"{heads['name']}: {name} does not win on both halves for every "
+                         "subject; nothing shipped")  # fmt: skip
+    subjects = lever["subjects"]
+    return {
+        "error_rate": [round(subjects[s]["er"], 2) for s in SUBJECTS],
+        "f1_micro": [round(subjects[s]["f1"], 2) for s in SUBJECTS],
+        "subjects": list(SUBJECTS),
+        "from": f"{heads['name']} ({name})",
     }
 
 
@@ -76,6 +104,9 @@ def main(argv: list[str] | None = None) -> None:
     what.add_argument("--settings", type=Path, help="fscore calibrate's output")
     what.add_argument("--raw-text", help="a bench_raw_text results file name")
     ap.add_argument("--tables", default="tables-98", help="the tables' results file name")
+    ap.add_argument("--heads", default=None,
+                    help="a bench_heads results file: the cross-fitted figures of a head rule "
+                    "(refused unless it won everywhere)")  # fmt: skip
     ap.add_argument("--lm", default=DEFAULT_LM)
     ap.add_argument("--why")
     ap.add_argument("--fitted-with")
@@ -94,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("--settings needs --why and --fitted-with")
     settings = json.loads(args.settings.read_text("utf-8"))
     tables = read_results(RESULTS / f"{args.tables}.json")
-    entry = rule_entry(settings, tables, args.why, args.fitted_with)
+    heads = read_results(RESULTS / f"{args.heads}.json") if args.heads else None
+    entry = rule_entry(settings, tables, args.why, args.fitted_with, heads)
     model.setdefault("rules", {})[settings["verifier"]] = entry
     if args.default:
         model["verifier"] = settings["verifier"]

@@ -183,6 +183,27 @@ def test_a_raw_text_shift_ships_only_when_it_wins_everywhere():
         raw_text_entry(record)
 
 
+def test_a_head_rule_ships_only_when_it_won_everywhere():
+    """ship_rule takes a head rule's cross-fitted figures from the heads' results of its
+    logistic head, and refuses it where it did not win on both halves for every subject."""
+    from scripts.ship_rule import heads_cross_fitted
+
+    subjects = {s: {"er": 1.0 + i, "f1": 70.0 + i} for i, s in enumerate(common.SUBJECTS)}
+    levers = {"default": {"verifier": "base-fitted", "subjects": subjects},
+              "head rule (logistic)": {"verifier": "x+head-fitted", "subjects": subjects,
+                                       "wins_everywhere": True},
+              "head rule (mlp)": {"verifier": "x+head-fitted", "subjects": {},
+                                  "wins_everywhere": True}}  # fmt: skip
+    record = {"name": "heads-98-x", "levers": levers}
+    entry = heads_cross_fitted(record, "x+head-fitted")
+    assert entry["f1_micro"] == [70.0, 71.0, 72.0] and entry["from"].endswith("(logistic))")
+    levers["head rule (logistic)"]["wins_everywhere"] = False
+    with pytest.raises(SystemExit, match="does not win"):
+        heads_cross_fitted(record, "x+head-fitted")
+    with pytest.raises(SystemExit, match="measured no"):
+        heads_cross_fitted(record, "another-fitted")
+
+
 def test_fact_recall_samples_found_and_missed_facts_of_each_subject():
     """The recall's samples: per subject, found facts with the own fact that pairs with
     them and missed ones without, the same draw for the same seed."""
