@@ -23,6 +23,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
 from factscore_local.config import EvalConfig, model_name
 from factscore_local.methods.factcheck.data import read_stance_pairs
 from factscore_local.methods.factcheck.pipeline import run_stance, stance_scores
@@ -59,6 +61,24 @@ def scores(results) -> dict:
     return {"4 labels": keep(out["four_labels"]), "3 labels": keep(out["three_labels"])}
 
 
+def exported(states: np.ndarray, cache: Path, prefix: Path | None) -> np.ndarray:
+    """The states, once the results not in earlier parts are exported (with a prefix)."""
+    if prefix is not None:
+        from factscore_local.runtime.cache import ResultCache
+
+        parts = sorted(prefix.parent.glob(f"{prefix.name}-part*.jsonl.gz"))
+        out = prefix.parent / f"{prefix.name}-part{len(parts) + 1}.jsonl.gz"
+        store = ResultCache(cache)
+        try:
+            if n := store.export(out, exclude=parts):
+                log("stance", f"exported {n} results to {out}")
+            else:
+                out.unlink()
+        finally:
+            store.close()
+    return states
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", type=Path, required=True)
@@ -69,6 +89,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--results", default=None)
     ap.add_argument("--ship", type=Path, default=None)
+    ap.add_argument(
+        "--export",
+        type=Path,
+        default=None,
+        help="after each --chunk of pairs, export the new model results to "
+        "PREFIX-partN.jsonl.gz (a killed pass resumes from them with --seed-cache)",
+    )
+    ap.add_argument("--chunk", type=int, default=300, help="pairs per exported chunk")
     argv = sys.argv[1:] if argv is None else argv
     args = ap.parse_args(argv)
     watch = Stopwatch()
@@ -77,7 +105,10 @@ def main(argv: list[str] | None = None) -> None:
     parts = build_components(EvalConfig(index=args.index, lm=args.lm, cache=args.cache))
     lm = parts.lm.get()
     with watch("states"):
-        states = stance_states(pairs, lm)
+        ok = [p for p in pairs if not p.error]
+        chunks = [ok[i : i + args.chunk] for i in range(0, len(ok), args.chunk)]
+        states = np.concatenate([exported(stance_states(c, lm), args.cache, args.export)
+                                 for c in chunks])  # fmt: skip
     out = {}
     logits = run_stance(pairs, lm)  # every logit cached by the states' pass
     base = stance_scores(logits)
