@@ -63,6 +63,11 @@ def stages(output: str) -> dict[str, float]:
     return figures
 
 
+def demo_bios() -> int:
+    """How many bios the demo scores (data/demo_bios.jsonl)."""
+    return len((ROOT / "data" / "demo_bios.jsonl").read_text("utf-8").splitlines())
+
+
 def run(work: Path) -> tuple[str, int]:
     """Clones HEAD into ``work`` and runs setup.sh there with empty caches; its output
     (stdout and stderr together) and exit code."""
@@ -96,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.results:
         data = {"clone": f"fresh, of commit {git_commit()}, no ../shared beside it",
                 "caches": "empty pip, model and source caches",
-                "demo": "the MediaWiki excerpt and the four demo bios"}  # fmt: skip
+                "demo": f"the MediaWiki excerpt and the {demo_bios()} demo bios"}  # fmt: skip
         record = results_record(args.results, "scripts.bench_first_command", argv, data,
                                 figures, recorded_because="a timing of a whole setup")  # fmt: skip
         record["tables"] = [{"prefix": "stages", "rows_head": "stage",

@@ -60,7 +60,7 @@ def test_demo_data_found():
 
 
 @pytest.mark.slow
-@pytest.mark.heavy  # minutes (an index with dense leads, four bios decomposed and judged)
+@pytest.mark.heavy  # minutes (an index with dense leads, two bios decomposed and judged)
 def test_demo_runs_end_to_end_with_the_small_model(tmp_path):
     """``fscore demo`` with the 0.5B model: the index, the lookup, the dense search and every
     demo bio scored, each fact printed with its decision and margin."""
@@ -77,16 +77,16 @@ def test_demo_runs_end_to_end_with_the_small_model(tmp_path):
     assert result.exit_code == 0, result.output
     assert "lookup 'albert einstein' -> Albert Einstein" in result.output
     assert "dense search over the pages' leads ->" in result.output
-    for topic in ("Albert Einstein", "Abraham Lincoln", "Ayn Rand", "Andre Agassi"):
+    for topic in ("Albert Einstein", "Abraham Lincoln"):
         assert f"  {topic}: " in result.output
-    assert re.search(r"demo: 4 bios, \d+ facts scored in [\d.]+s", result.output)
+    assert re.search(r"demo: 2 bios, \d+ facts scored in [\d.]+s", result.output)
     decided = [line for line in result.output.splitlines() if line.startswith("     [")]
     assert decided and all("(margin " in line for line in decided)
     rows = [json.loads(x) for x in (out / "demo_bios.scored.jsonl").read_text().splitlines()]
-    assert len(rows) == 4 and all(r.get("n_facts") for r in rows)
+    assert len(rows) == 2 and all(r.get("n_facts") for r in rows)
 
 
-PLANTED = ("in 1885", "in Ohio", "in 1958", "Canadian")  # data/README.md
+PLANTED = ("in 1885", "in Literature", "British", "in Ohio")  # data/README.md
 
 
 def planted_errors(atom: str) -> set[str]:
@@ -112,7 +112,7 @@ def test_the_demo_rejects_its_planted_statements_with_the_default(xml_index, tmp
     ResultCache(cache).import_file(ROOT / "scripts" / "cache" / "demo-1.5b.jsonl.gz")
     result = evaluate(data_file("demo_bios.jsonl"), xml_index, cache=cache)
     decisions = [d for row in result.rows for d in row.decisions]
-    assert len(result.rows) == 4 and all(row.ok for row in result.rows)
+    assert len(result.rows) == 2 and all(row.ok for row in result.rows)
     planted = [d for d in decisions if planted_errors(d.atom)]
     assert set().union(*(planted_errors(d.atom) for d in planted)) == set(PLANTED)
     assert not any(d.is_supported for d in planted), [d.atom for d in planted]

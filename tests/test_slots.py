@@ -191,8 +191,8 @@ def test_the_slots_rule_records_the_check_of_each_facts_passages(db_index, tmp_p
 
 
 @pytest.mark.slow
-def test_the_default_rejects_the_demos_planted_nationality_and_place(xml_index, tmp_path):
-    """The demo's planted "Canadian" Andre Agassi and Lincoln the "lawyer in Ohio", on the
+def test_the_default_rejects_a_false_nationality_and_place(xml_index, tmp_path):
+    """A "Canadian" Andre Agassi and the demo's Lincoln, "a lawyer in Ohio", on the
     real dump excerpt's pages with the embedded 1.5B model and its shipped default rule:
     the slot check finds the conflict with Agassi's lead sentence ("an American ...",
     while "Canadian" occurs there only in "the Canadian Open"), and with the frame of
