@@ -380,9 +380,10 @@ def main(argv: list[str] | None = None) -> None:
                   for p, o, c in zip(pairs, originals, changed, strict=True)]  # fmt: skip
     rules = shipped_rules(args.lm)
     report = {"verifiers": figures(pairs, originals, changed, checks, rules)}
-    report["cuts"], report["allowance"] = cut_sweeps(
-        pairs, originals, changed, rules, report["verifiers"], verifier
-    )
+    if {BASELINE_RULE, RIVALS_RULE, verifier} <= rules.keys():  # rules the sweeps read
+        report["cuts"], report["allowance"] = cut_sweeps(
+            pairs, originals, changed, rules, report["verifiers"], verifier
+        )
     # The steps' seconds go into the record's timings, not its figures: a replay's
     # timing differs, and the checker compares figures exactly.
     report["model_results_computed"] = {"originals": computed_originals,

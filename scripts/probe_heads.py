@@ -51,19 +51,22 @@ def fit_halves(rows: list, pairs: list, originals: list, changed: list, default:
         states, supported, topics = human_states(train)
         inner = fold_heads(states, supported, topics, KIND, seed)
         scored = with_head_signal(train, lambda s, t, inner=inner: held_out_scores(inner, s, t))
+        head = fit_head(states, supported, topics, KIND, seed)
         other = [i for i, p in enumerate(pairs) if topic_half(p.fact.topic) != half]
-        pair_states = [originals[i].state for i in other] + [changed[i].state for i in other]
-        pair_topics = [pairs[i].fact.topic for i in other] * 2
+        with_pairs = head  # a slice of one half has no pairs in the other
+        if other:
+            pair_states = [originals[i].state for i in other] + [changed[i].state for i in other]
+            with_pairs = fit_head(
+                np.concatenate([states, np.stack(pair_states)]),
+                np.concatenate([supported, [True] * len(other) + [False] * len(other)]),
+                np.concatenate([topics, [pairs[i].fact.topic for i in other] * 2]), KIND, seed,
+            )  # fmt: skip
         out[half] = HalfFit(
             default=settings_thresholds(fit(collect(train), default, "er")),
             head_rule=settings_thresholds(fit(collect(scored), HEAD_RULE, "er")),
-            head=fit_head(states, supported, topics, KIND, seed),
-            head_with_pairs=fit_head(
-                np.concatenate([states, np.stack(pair_states)]),
-                np.concatenate([supported, [True] * len(other) + [False] * len(other)]),
-                np.concatenate([topics, pair_topics]), KIND, seed,
-            ),
-        )  # fmt: skip
+            head=head,
+            head_with_pairs=with_pairs,
+        )
     return out
 
 
