@@ -81,6 +81,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--topics", type=int, default=98)
     ap.add_argument("--no-states", action="store_true")
     ap.add_argument("--labeled", action="store_true", help="the tables' main pass, states")
+    ap.add_argument("--prefix-states", type=Path, default=None,
+                    help="keep the evaluated page prefixes here (outside the repo), for a "
+                    "later pass over the same pages (the counterfactual probes)")  # fmt: skip
     args = ap.parse_args(argv)
     seed_cache(args.cache, args.seed_cache, "raw-text")
     evidence = "page" if args.labeled else "auto"
@@ -92,6 +95,7 @@ def main(argv: list[str] | None = None) -> None:
         "index": args.index, "lm": args.lm, "cache": args.cache, "gamma": 0,
         "use_atomic_facts": args.labeled, "validate": args.labeled, "evidence": evidence,
         "read_states": not args.no_states, "chunk_bios": len(SUBJECTS),
+        "prefix_states": args.prefix_states,
     })  # fmt: skip
     estimator = Estimator(config)
     last_export = time.monotonic()
