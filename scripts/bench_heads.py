@@ -130,6 +130,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--results", default=None, help="results file name (scripts/results/)")
     ap.add_argument("--ship", type=Path, default=None, help="write the head fitted on all")
+    ap.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS),
+                    help="the heads measured (the MLP's fits take most of the time)")  # fmt: skip
     argv = sys.argv[1:] if argv is None else argv
     args = ap.parse_args(argv)
     watch = Stopwatch()
@@ -151,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     no_head, _ = crossfit(rows, rows, PLACE_VETO_RULE, "er")
     out["rule without head"] = {"verifier": PLACE_VETO_RULE, **summary(no_head)}
     out["auc"] = {"margin": auc(rows, "margin")}
-    for kind in KINDS:
+    for kind in args.kinds:
         with watch(f"heads ({kind})"):
             halves = head_halves(rows, kind, args.seed)
         for name, verifier in (("head rule", HEAD_RULE), ("head alone", HEAD_ALONE)):
