@@ -261,25 +261,6 @@ def verdict_figures(pairs, originals, counterfactuals, checks, verdicts: dict) -
     return out
 
 
-def head_figures(args, pairs, originals, changed, default: str) -> dict:
-    """The pairs decided cross-fitted, with and without a state head (scripts.probe_heads),
-    the labeled dev bios' states read from the cache (the tables' pass)."""
-    from factscore_local.config import build_config
-    from factscore_local.labels.head_calibration import rows_with_states
-    from factscore_local.pipeline.verifiers import HEAD_RULE
-    from scripts.probe_heads import crossfit_verdicts, fit_halves
-    from scripts.tables.runner import Runner
-
-    bios = Runner(args.index, args.cache, data_root(args.data), args.lm, None, "page").bios(98)
-    config = build_config({"index": args.index, "lm": args.lm, "cache": args.cache,
-                           "gamma": 0, "use_atomic_facts": True, "validate": True,
-                           "evidence": "page", "chunk_bios": 3, "verifier": HEAD_RULE})  # fmt: skip
-    rows = rows_with_states(config, bios)
-    fits = fit_halves(rows, pairs, originals, changed, default, args.seed)
-    verdicts = crossfit_verdicts(pairs, originals, changed, fits, default)
-    return verdict_figures(pairs, originals, changed, None, verdicts)
-
-
 def planted(args, rules: dict) -> dict:
     """The demo's planted false statements, verified as facts on the demo index: each
     rule's decision, the margin and the slot check."""
@@ -389,8 +370,11 @@ def main(argv: list[str] | None = None) -> None:
     report["model_results_computed"] = {"originals": computed_originals,
                                         "counterfactuals": computed}  # fmt: skip
     if args.head:
+        from scripts.probe_heads import head_verdicts
+
         with watch("heads"):
-            report["head"] = head_figures(args, pairs, originals, changed, verifier)
+            verdicts = head_verdicts(args, pairs, originals, changed, verifier)
+            report["head"] = verdict_figures(pairs, originals, changed, None, verdicts)
     if args.hand_check:
         report["hand_check"] = json.loads(args.hand_check.read_text("utf-8"))
     if args.demo_index:

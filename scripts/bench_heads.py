@@ -32,8 +32,13 @@ from pathlib import Path
 
 from factscore_local.config import build_config, model_name
 from factscore_local.labels.calibration import apply_thresholds, collect, fit, settings_thresholds
-from factscore_local.labels.head_calibration import human_states, rows_with_states, with_head_signal
-from factscore_local.labels.heads import fit_head, fold_heads, held_out_scores
+from factscore_local.labels.head_calibration import (
+    human_states,
+    rows_with_states,
+    with_head_signal,
+    with_held_out_head,
+)
+from factscore_local.labels.heads import fit_head
 from factscore_local.labels.validation import subject_name, topic_half
 from factscore_local.pipeline.records import BioRow
 from factscore_local.pipeline.verifiers import (
@@ -77,8 +82,7 @@ def head_halves(rows: list[BioRow], kind: str, seed: int) -> list[tuple[list, li
         test = [r for r in rows if topic_half(r.topic) == half]
         states, supported, topics = human_states(train)
         head = fit_head(states, supported, topics, kind, seed)
-        inner = fold_heads(states, supported, topics, kind, seed)
-        train = with_head_signal(train, lambda s, t, inner=inner: held_out_scores(inner, s, t))
+        train = with_held_out_head(train, states, supported, topics, kind, seed)
         test = with_head_signal(test, lambda s, t, head=head: head.score(s))
         out.append((train, test))
     return out

@@ -39,6 +39,7 @@ from scripts.common import (
     add_cache_options,
     add_data_option,
     data_root,
+    export_part,
     flatten,
     git_commit,
     log,
@@ -59,24 +60,6 @@ def scores(results) -> dict:
         return {"macro_f1": s["macro_f1"], **per_label}
 
     return {"4 labels": keep(out["four_labels"]), "3 labels": keep(out["three_labels"])}
-
-
-def exported(states: np.ndarray, cache: Path, prefix: Path | None) -> np.ndarray:
-    """The states, once the results not in earlier parts are exported (with a prefix)."""
-    if prefix is not None:
-        from factscore_local.runtime.cache import ResultCache
-
-        parts = sorted(prefix.parent.glob(f"{prefix.name}-part*.jsonl.gz"))
-        out = prefix.parent / f"{prefix.name}-part{len(parts) + 1}.jsonl.gz"
-        store = ResultCache(cache)
-        try:
-            if n := store.export(out, exclude=parts):
-                log("stance", f"exported {n} results to {out}")
-            else:
-                out.unlink()
-        finally:
-            store.close()
-    return states
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -106,9 +89,12 @@ def main(argv: list[str] | None = None) -> None:
     lm = parts.lm.get()
     with watch("states"):
         ok = [p for p in pairs if not p.error]
-        chunks = [ok[i : i + args.chunk] for i in range(0, len(ok), args.chunk)]
-        states = np.concatenate([exported(stance_states(c, lm), args.cache, args.export)
-                                 for c in chunks])  # fmt: skip
+        blocks = []
+        for start in range(0, len(ok), args.chunk):
+            blocks.append(stance_states(ok[start : start + args.chunk], lm))
+            if args.export:
+                export_part(args.cache, args.export, tag="stance")
+        states = np.concatenate(blocks) if blocks else stance_states([], lm)
     out = {}
     logits = run_stance(pairs, lm)  # every logit cached by the states' pass
     base = stance_scores(logits)

@@ -343,6 +343,27 @@ def seed_cache(cache: Path | None, exports: list[Path], tag: str) -> None:
         seeded.close()
 
 
+def export_part(
+    cache: Path, prefix: Path, kinds=None, exclude=(), tag: str = "export"
+) -> Path | None:
+    """Exports the cache's results (of ``kinds``) that no earlier ``PREFIX-partN.jsonl.gz``
+    (nor a file of ``exclude``) holds, as the next part; None when there are none."""
+    from factscore_local.runtime.cache import ResultCache
+
+    parts = sorted(prefix.parent.glob(f"{prefix.name}-part*.jsonl.gz"))
+    out = prefix.parent / f"{prefix.name}-part{len(parts) + 1}.jsonl.gz"
+    store = ResultCache(cache)
+    try:
+        n = store.export(out, kinds, exclude=[p for p in (*parts, *exclude) if p != out])
+    finally:
+        store.close()
+    if n == 0:
+        out.unlink()
+        return None
+    log(tag, f"exported {n} results to {out}")
+    return out
+
+
 def model_results(cache: Path | None) -> int:
     """How many model results a cache file holds (not the file digests it also keeps): the
     difference before and after a run is what the run computed."""

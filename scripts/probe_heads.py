@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from factscore_local.labels.calibration import collect, fit, settings_thresholds
-from factscore_local.labels.head_calibration import human_states, with_head_signal
-from factscore_local.labels.heads import fit_head, fold_heads, held_out_scores
+from factscore_local.labels.head_calibration import human_states, with_held_out_head
+from factscore_local.labels.heads import fit_head
 from factscore_local.labels.validation import topic_half
 from factscore_local.pipeline.state_head import StateHead
 from factscore_local.pipeline.verifiers import HEAD_RULE, SIGNALS, Thresholds, get_verifier
@@ -49,8 +49,7 @@ def fit_halves(rows: list, pairs: list, originals: list, changed: list, default:
     for half in (0, 1):
         train = [r for r in rows if topic_half(r.topic) != half]
         states, supported, topics = human_states(train)
-        inner = fold_heads(states, supported, topics, KIND, seed)
-        scored = with_head_signal(train, lambda s, t, inner=inner: held_out_scores(inner, s, t))
+        scored = with_held_out_head(train, states, supported, topics, KIND, seed)
         head = fit_head(states, supported, topics, KIND, seed)
         other = [i for i, p in enumerate(pairs) if topic_half(p.fact.topic) != half]
         with_pairs = head  # a slice of one half has no pairs in the other
@@ -70,12 +69,9 @@ def fit_halves(rows: list, pairs: list, originals: list, changed: list, default:
     return out
 
 
-def _arrays(facts: list, head: StateHead | None) -> dict[str, np.ndarray]:
-    arrays = {name: np.asarray([f.signals().get(name, 0.0) for f in facts], float)
-              for name in SIGNALS}  # fmt: skip
-    if head is not None:
-        arrays["head"] = np.round(head.score(np.stack([f.state for f in facts])), 4)
-    return arrays
+def _arrays(facts: list) -> dict[str, np.ndarray]:
+    return {name: np.asarray([f.signals().get(name, 0.0) for f in facts], float)
+            for name in SIGNALS}  # fmt: skip
 
 
 def crossfit_verdicts(pairs: list, originals: list, changed: list, fits: dict[int, HalfFit],
@@ -94,10 +90,30 @@ def crossfit_verdicts(pairs: list, originals: list, changed: list, fits: dict[in
         idx = np.flatnonzero(halves == half)
         if not len(idx):
             continue
-        for name, choose in rules.items():
-            verifier, thresholds, head = choose(fitted)
-            for j, facts in enumerate((changed, originals)):
-                chosen = [facts[i] for i in idx]
+        for j, facts in enumerate((changed, originals)):
+            chosen = [facts[i] for i in idx]
+            arrays, states = _arrays(chosen), np.stack([f.state for f in chosen])
+            for name, choose in rules.items():
+                verifier, thresholds, head = choose(fitted)
+                if head is not None:
+                    arrays = {**arrays, "head": np.round(head.score(states), 4)}
                 decide = get_verifier(verifier).decide
-                out[name][j][idx] = decide(_arrays(chosen, head), thresholds, len(idx))
+                out[name][j][idx] = decide(arrays, thresholds, len(idx))
     return out
+
+
+def head_verdicts(args, pairs: list, originals: list, changed: list, default: str) -> dict:
+    """``crossfit_verdicts`` of the probe's pairs (``bench_counterfactual --head``), the
+    labeled dev bios' states read from the cache (the tables' pass with states)."""
+    from factscore_local.config import build_config
+    from factscore_local.labels.head_calibration import rows_with_states
+    from scripts.common import data_root
+    from scripts.tables.runner import Runner
+
+    bios = Runner(args.index, args.cache, data_root(args.data), args.lm, None, "page").bios(98)
+    config = build_config({"index": args.index, "lm": args.lm, "cache": args.cache,
+                           "gamma": 0, "use_atomic_facts": True, "validate": True,
+                           "evidence": "page", "chunk_bios": 3, "verifier": HEAD_RULE})  # fmt: skip
+    rows = rows_with_states(config, bios)
+    fits = fit_halves(rows, pairs, originals, changed, default, args.seed)
+    return crossfit_verdicts(pairs, originals, changed, fits, default)

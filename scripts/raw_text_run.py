@@ -30,8 +30,16 @@ from pathlib import Path
 from factscore_local.config import build_config
 from factscore_local.labels.validation import subject_name
 from factscore_local.pipeline.estimator import Estimator
-from factscore_local.runtime.cache import ResultCache, read_export
-from scripts.common import SUBJECTS, add_cache_options, add_data_option, data_root, log, seed_cache
+from factscore_local.runtime.cache import read_export
+from scripts.common import (
+    SUBJECTS,
+    add_cache_options,
+    add_data_option,
+    data_root,
+    export_part,
+    log,
+    seed_cache,
+)
 from scripts.tables.runner import Runner
 
 KINDS = {"results": ("true_false", "generate"), "states": ("state",)}
@@ -51,21 +59,13 @@ def _done_topics(rows_dir: Path) -> set[str]:
 def export_new(cache: Path, prefix: Path) -> list[Path]:
     """New continuation files of the results not in earlier parts (nor in the seeds)."""
     written = []
-    store = ResultCache(cache)
-    try:
-        for name, kinds in KINDS.items():
-            tag = "" if name == "results" else "-states"
-            parts = sorted(prefix.parent.glob(f"{prefix.name}{tag}-part*.jsonl.gz"))
-            seeds = sorted(prefix.parent.glob("*.jsonl.gz")) if name == "results" else parts
-            out = prefix.parent / f"{prefix.name}{tag}-part{len(parts) + 1}.jsonl.gz"
-            n = store.export(out, kinds, exclude=[p for p in seeds if p != out])
-            if n == 0:
-                out.unlink()
-            else:
-                written.append(out)
-                log("raw-text", f"exported {n} results to {out}")
-    finally:
-        store.close()
+    for name, kinds in KINDS.items():
+        tag = "" if name == "results" else "-states"
+        # the model results leave out every committed cache (the seeds); the states only
+        # their own earlier parts
+        seeds = sorted(prefix.parent.glob("*.jsonl.gz")) if name == "results" else ()
+        part = export_part(cache, prefix.with_name(prefix.name + tag), kinds, seeds, "raw-text")
+        written += [part] if part else []
     return written
 
 

@@ -223,24 +223,20 @@ def test_fact_recall_samples_found_and_missed_facts_of_each_subject():
 
 
 def test_the_stance_pass_exports_each_chunk_once(tmp_path):
-    """bench_stance_head --export: after each chunk, the results not in an earlier part go to
-    the next part; a chunk that computed nothing new writes none."""
-    import numpy as np
-
+    """bench_stance_head --export (common.export_part): after each chunk, the results not in
+    an earlier part go to the next part; a chunk that computed nothing new writes none."""
     from factscore_local.runtime.cache import ResultCache, read_export
-    from scripts.bench_stance_head import exported
 
     cache, prefix = tmp_path / "c.db", tmp_path / "stance-1.5b"
     store = ResultCache(cache)
     store.put_many("choice", {"a": [1.0, 2.0], "b": [0.5, 0.1]})
     store.close()
-    states = np.zeros((2, 3), np.float32)
-    assert exported(states, cache, prefix) is states
-    exported(states, cache, prefix)  # nothing new
+    assert common.export_part(cache, prefix) == tmp_path / "stance-1.5b-part1.jsonl.gz"
+    assert common.export_part(cache, prefix) is None  # nothing new
     store = ResultCache(cache)
     store.put_many("choice", {"c": [3.0, 1.0]})
     store.close()
-    exported(states, cache, prefix)
+    common.export_part(cache, prefix)
     parts = sorted(tmp_path.glob("stance-1.5b-part*.jsonl.gz"))
     assert [p.name for p in parts] == ["stance-1.5b-part1.jsonl.gz", "stance-1.5b-part2.jsonl.gz"]
     assert [[k for k, _, _ in read_export(p)] for p in parts] == [["a", "b"], ["c"]]

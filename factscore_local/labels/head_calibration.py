@@ -71,6 +71,21 @@ def with_head_signal(rows: Sequence[BioRow], score) -> list[BioRow]:
     return out
 
 
+def with_held_out_head(
+    rows: Sequence[BioRow],
+    states: np.ndarray,
+    supported: np.ndarray,
+    topics: np.ndarray,
+    kind: str = "logistic",
+    seed: int = 0,
+) -> list[BioRow]:
+    """The rows with each fact's ``head`` signal from a head of two folds of topics that did
+    not see the fact's topic (``states``, ``supported``, ``topics``: ``human_states(rows)``):
+    what a rule weighing the head is fitted on."""
+    heads = fold_heads(states, supported, topics, kind, seed)
+    return with_head_signal(rows, lambda s, t: held_out_scores(heads, s, t))
+
+
 def calibrate_with_head(
     config: EvalConfig,
     bios: Sequence,
@@ -90,8 +105,7 @@ def calibrate_with_head(
     head = fit_head(states, supported, topics, kind, seed, record)
     head.save(Path(head_path))
     if get_verifier(config.verifier).uses_head:
-        heads = fold_heads(states, supported, topics, kind, seed)
-        rows = with_head_signal(rows, lambda s, t: held_out_scores(heads, s, t))
+        rows = with_held_out_head(rows, states, supported, topics, kind, seed)
     fitted = fit(collect(rows), config.verifier, objective, config.thresholds)
     fitted["head"] = str(Path(head_path).resolve())
     fitted["head_record"] = {"kind": head.kind, **head.record}
