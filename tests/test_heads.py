@@ -106,3 +106,34 @@ def test_a_head_over_labels_gives_a_logit_per_label(kind, tmp_path):
     assert np.mean(predicted == labels) > 0.9
     with pytest.raises(ValueError, match="3 label logits"):
         back.score(states)
+
+
+# The final hidden state's width of each embedded model (its hidden size).
+STATE_WIDTH = {
+    "qwen2.5-coder-0.5b-instruct-q4_k_m": 896,
+    "qwen2.5-coder-1.5b-instruct-q4_k_m": 1536,
+}
+
+
+def test_every_shipped_head_fits_its_model_and_says_what_it_was_fitted_on():
+    """The heads in data/heads/: both embedded models have a fact head; each file names
+    its model (whose state width it reads), its commit and seed, and what it was fitted on;
+    a stance head gives a logit per stance it was trained on."""
+    from factscore_local.methods.factcheck.data import STANCES
+    from factscore_local.pipeline.state_head import HEADS_DIR, shipped_head_path
+
+    for model in STATE_WIDTH:
+        assert shipped_head_path(model).is_file(), f"no head shipped for {model}"
+    files = sorted(HEADS_DIR.glob("*.npz"))
+    for path in files:
+        head = StateHead.load(path)
+        model = head.record["model"]
+        assert path.stem in (model, f"{model}-stance")
+        assert head.width == STATE_WIDTH[model]
+        assert head.record["commit"] and "seed" in head.record and head.record["fitted_on"]
+        states = np.zeros((2, head.width), np.float32)
+        if path.stem.endswith("-stance"):
+            assert set(head.record["labels"]) <= set(STANCES)
+            assert head.logits(states).shape == (2, len(head.record["labels"]))
+        else:
+            assert np.isfinite(head.score(states)).all()
