@@ -26,6 +26,7 @@ from pathlib import Path
 
 from scripts.common import (
     BENCH_OUT,
+    REPLAY_PATHS,
     RESULTS,
     ROOT,
     add_data_option,
@@ -103,6 +104,8 @@ def replay_argv(record: dict, index: Path, tmp: Path) -> list[str]:
     fill = {"{index}": str(index), "{tmp}": str(tmp)}
     out = []
     for arg in record["replay"]["argv"]:
+        if out and out[-1] == "--ship":  # recorded before --ship had a placeholder
+            arg = REPLAY_PATHS["--ship"]
         for key, value in fill.items():
             arg = arg.replace(key, value)
         out.append(arg)

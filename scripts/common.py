@@ -378,8 +378,10 @@ def model_results(cache: Path | None) -> int:
 
 
 # Options a replay sets itself: a path option -> its placeholder ("" drops the option).
+# A replay writes into scratch only: never the committed results, caches or shipped heads.
 REPLAY_PATHS = {"--index": "{index}", "--cache": "{tmp}/cache.db", "--out": "{tmp}/out.json",
-                "--rows": "", "--data": "", "--results": "", "--results-out": ""}  # fmt: skip
+                "--ship": "{tmp}/head.npz", "--rows": "", "--data": "", "--results": "",
+                "--results-out": "", "--export": ""}  # fmt: skip
 
 
 def replay_spec(argv: list[str]) -> dict | bool:

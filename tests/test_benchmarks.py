@@ -98,6 +98,13 @@ def test_replay_spec_fills_scratch_paths():
                              "a.jsonl.gz", "--out", "{tmp}/out.json", "--topics", "98"],
                     "cached": True}  # fmt: skip
     assert common.replay_spec(["--index", "dev-index"]) is False  # nothing to replay from
+    # a head the run shipped, or parts it exported, are written to scratch or not at all
+    spec = common.replay_spec(["--seed-cache", "a.jsonl.gz", "--ship", "data/heads/m.npz",
+                               "--export", "scripts/cache/p"])  # fmt: skip
+    assert spec["argv"] == ["--seed-cache", "a.jsonl.gz", "--ship", "{tmp}/head.npz"]
+    old = {"replay": {"argv": ["--seed-cache", "a.jsonl.gz", "--ship", "data/heads/m.npz"]}}
+    assert check.replay_argv(old, Path("ix"), Path("/t")) == [
+        "--seed-cache", "a.jsonl.gz", "--ship", "/t/head.npz"]  # fmt: skip
 
 
 def test_check_reruns_a_benchmark_ok_then_fail(tmp_path, capsys, monkeypatch):
