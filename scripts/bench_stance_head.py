@@ -13,7 +13,7 @@ label logits come from the same pass and are cached beside it). Then, with no mo
   other half's pairs (its regularisation chosen by claim-grouped CV inside that half).
 
 Macro-F1 with four labels and with three (the supports merged), per-label F1. ``--ship``
-writes the logistic head trained on every pair, with what it was fitted on.
+writes a head (``--ship-kind``) trained on every pair, with what it was fitted on.
 """
 
 from __future__ import annotations
@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--results-out", type=Path, default=None,
                     help="write the results file here (the checker's replay)")  # fmt: skip
     ap.add_argument("--ship", type=Path, default=None)
+    ap.add_argument("--ship-kind", choices=("logistic", "mlp"), default="logistic",
+                    help="the kind of head --ship trains on every pair")  # fmt: skip
     ap.add_argument(
         "--export",
         type=Path,
@@ -129,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
             "state_width": int(states.shape[1]),
             "labels": dict(Counter(p.stance for p in ok))}  # fmt: skip
     if args.ship:
-        head = train_stance_head(pairs, states, "logistic", args.seed,
+        head = train_stance_head(pairs, states, args.ship_kind, args.seed,
                                  {"model": model_name(args.lm), "fitted_on": data,
                                   "commit": git_commit()})  # fmt: skip
         head.save(args.ship)

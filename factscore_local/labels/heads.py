@@ -29,11 +29,17 @@ INNER_FOLDS = 3
 
 def _fit(kind: str, strength: float, seed: int, x: np.ndarray, y: np.ndarray):
     """A fitted model; the iteration cap is part of the regularisation, so reaching it is
-    not reported."""
+    not reported. A head over labels weighs each label's rows by the inverse of its
+    frequency: it is judged by macro-F1, and unweighted a rare label (a refuting passage)
+    is never predicted."""
     exceptions = require("sklearn.exceptions", "stats", "training a state head")
+    weights = None
+    if y.dtype != bool:
+        utils = require("sklearn.utils.class_weight", "stats", "training a state head")
+        weights = utils.compute_sample_weight("balanced", y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", exceptions.ConvergenceWarning)
-        return _model(kind, strength, seed).fit(x, y)
+        return _model(kind, strength, seed).fit(x, y, sample_weight=weights)
 
 
 def _model(kind: str, strength: float, seed: int):
@@ -122,7 +128,8 @@ def fit_head(
         layers = (*layers[:-1], (np.hstack([-w / 2, w / 2]), np.hstack([-b / 2, b / 2])))
     info = {
         **(record or {}),
-        **({} if binary else {"labels": [str(c) for c in model.classes_]}),
+        **({} if binary else {"labels": [str(c) for c in model.classes_],
+                              "label_weights": "balanced"}),  # fmt: skip
         "regularisation": {"C" if kind == "logistic" else "alpha": strength},
         "n_facts": int(len(y)),
         **({"n_supported": int(y.sum())} if binary else {}),

@@ -4,7 +4,8 @@ label logits read off the next token cannot tell a refuting passage from an irre
 the state the model reads them from can be probed for it.
 
 The head is trained with the pairs grouped by claim (the pairs of one claim never sit on
-both sides of a split); ``crossfit_head`` decides each claim half with a head trained on
+both sides of a split) and each stance weighed by the inverse of its frequency (it is
+judged by macro-F1); ``crossfit_head`` decides each claim half with a head trained on
 the other, as ``crossfit_stance`` does for the label bias. The embedded model's head ships
 in ``data/heads/<model>-stance.npz``; ``fscore factcheck`` uses it when it exists.
 """
