@@ -137,3 +137,17 @@ def test_every_shipped_head_fits_its_model_and_says_what_it_was_fitted_on():
             assert head.logits(states).shape == (2, len(head.record["labels"]))
         else:
             assert np.isfinite(head.score(states)).all()
+
+
+def test_a_stance_head_knows_the_file_it_was_trained_on(tmp_path):
+    """fscore factcheck warns that a shipped stance head scored on its own training file
+    gives in-sample figures: the file is matched by name, wherever it lies."""
+    from factscore_local.methods.factcheck.stance_head import trained_on
+
+    head = StateHead("logistic", np.zeros(2, np.float32), np.ones(2, np.float32),
+                     ((np.zeros((2, 2), np.float32), np.zeros(2, np.float32)),),
+                     {"fitted_on": {"file": "factcheck-bench/stance-dev.jsonl"}})  # fmt: skip
+    assert trained_on(head, tmp_path / "elsewhere" / "stance-dev.jsonl")
+    assert not trained_on(head, tmp_path / "stance-test.jsonl")
+    unrecorded = StateHead("logistic", head.mean, head.scale, head.layers)
+    assert not trained_on(unrecorded, tmp_path / "stance-dev.jsonl")

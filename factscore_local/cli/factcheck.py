@@ -90,7 +90,7 @@ def factcheck_cmd(
         run_stance,
         stance_scores,
     )
-    from factscore_local.methods.factcheck.stance_head import run_stance_head
+    from factscore_local.methods.factcheck.stance_head import run_stance_head, trained_on
     from factscore_local.pipeline.components import build_components
 
     if stance_file is None and claims_file is None:
@@ -121,6 +121,11 @@ def factcheck_cmd(
                 results = run_stance_head(items, cached, head)
                 summary["stance"] = stance_scores(results, crossfit=False)
                 summary["stance_head"] = head.record
+                if trained_on(head, stance_file):
+                    summary["stance_in_sample"] = True
+                    click.echo(f"note: the stance head was trained on {stance_file.name}: "
+                               "its figures here are in-sample (--stance-head none gives "
+                               "the label logits')", err=True)  # fmt: skip
             elif name == "stance":
                 results = run_stance(items, cached)
                 summary["stance"] = stance_scores(results)

@@ -38,6 +38,13 @@ def shipped_stance_head(model: str) -> StateHead | None:
     return load_head(str(path)) if path.is_file() else None
 
 
+def trained_on(head: StateHead, path: Path) -> bool:
+    """Whether the head was trained on the pairs of a file of this name (its record's
+    ``fitted_on.file``): scored on them, its figures are in-sample."""
+    fitted = (head.record.get("fitted_on") or {}).get("file")
+    return bool(fitted) and Path(fitted).name == Path(path).name
+
+
 def stance_states(pairs: Sequence[StancePair], lm) -> np.ndarray:
     """The state where the stance label is read, per pair without an error (``lm``: a
     ``CachedLM``; cached beside the label logits)."""
