@@ -127,7 +127,6 @@ def main(argv: list[str] | None = None) -> None:
             by_method[f"head ({kind}), cross-fitted"] = scores(stance_scores(decided, False))
         log("stance", f"head ({kind}): {by_method[f'head ({kind}), cross-fitted']}")
     out = {name: {m: v[name] for m, v in by_method.items()} for name in LABEL_SETS}
-    ok = [p for p in pairs if not p.error]
     data = {"pairs": len(ok), "claims": len({p.claim for p in ok}), "errors": len(pairs) - len(ok),
             "model": model_name(args.lm), "file": str(STANCE_FILE),
             "state_width": int(states.shape[1]),

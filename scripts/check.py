@@ -26,12 +26,12 @@ from pathlib import Path
 
 from scripts.common import (
     BENCH_OUT,
-    REPLAY_PATHS,
     RESULTS,
     ROOT,
     add_data_option,
     data_root,
     read_results,
+    scratch_argv,
 )
 
 DEV_DB = Path("enwiki-20230401", "enwiki-20230401-dev.db")  # under the data root
@@ -103,9 +103,9 @@ def replay_argv(record: dict, index: Path, tmp: Path) -> list[str]:
     """The replay's arguments with their placeholders filled in."""
     fill = {"{index}": str(index), "{tmp}": str(tmp)}
     out = []
-    for arg in record["replay"]["argv"]:
-        if out and out[-1] == "--ship":  # recorded before --ship had a placeholder
-            arg = REPLAY_PATHS["--ship"]
+    # The current rule applied again (it keeps placeholders): a record written before an
+    # option got its placeholder (--ship) still replays into scratch.
+    for arg in scratch_argv(record["replay"]["argv"]):
         for key, value in fill.items():
             arg = arg.replace(key, value)
         out.append(arg)

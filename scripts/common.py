@@ -395,6 +395,12 @@ def replay_spec(argv: list[str]) -> dict | bool:
     """
     if "--seed-cache" not in argv:
         return False
+    return {"argv": scratch_argv(argv), "cached": True}
+
+
+def scratch_argv(argv: list[str]) -> list[str]:
+    """The arguments with every option of ``REPLAY_PATHS`` set to its placeholder (or
+    dropped); placeholders are kept, so a recorded replay's arguments pass unchanged."""
     out, it = [], iter(argv)
     for arg in it:
         name, eq, value = arg.partition("=")
@@ -404,4 +410,4 @@ def replay_spec(argv: list[str]) -> dict | bool:
                 out += [name, REPLAY_PATHS[name]]
             continue
         out.append(arg)
-    return {"argv": out, "cached": True}
+    return out
