@@ -43,20 +43,18 @@ from factscore_local.labels.counterfactual import (
 from factscore_local.labels.validation import topic_half
 from factscore_local.pipeline.slots import slot_check
 from factscore_local.pipeline.verifiers import RIVALS_RULE, SIGNALS, Thresholds, get_verifier
+from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (
     BENCH_OUT,
     ROOT,
     SUBJECTS,
     Stopwatch,
-    add_cache_options,
     add_data_option,
     data_root,
     flatten,
     labeled_bios,
     log,
-    model_results,
     results_record,
-    seed_cache,
     write_results,
 )
 from scripts.counterfactual_cuts import cuts, scores

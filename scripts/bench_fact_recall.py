@@ -19,14 +19,13 @@ from pathlib import Path
 
 from factscore_local.pipeline.labeled import human_facts, model_facts
 from factscore_local.pipeline.lexical import content_words
+from scripts.caches import add_cache_options, seed_cache
 from scripts.common import (
     SUBJECTS,
-    add_cache_options,
     add_data_option,
     data_root,
     labeled_bios,
     results_record,
-    seed_cache,
     write_results,
 )
 from scripts.own_facts import complete_own_facts

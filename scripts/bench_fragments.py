@@ -29,17 +29,15 @@ from tqdm import tqdm
 
 from factscore_local.pipeline.decompose import bullet_texts, cut_off_fact, parse_facts
 from factscore_local.pipeline.fragments import fragment_reasons
+from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (
     SUBJECTS,
     Stopwatch,
-    add_cache_options,
     add_data_option,
     data_root,
     flatten,
     labeled_bios,
-    model_results,
     results_record,
-    seed_cache,
     write_results,
 )
 

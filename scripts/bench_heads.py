@@ -49,17 +49,16 @@ from factscore_local.pipeline.verifiers import (
     fitted_rule,
     register,
 )
+from scripts.caches import add_cache_options, seed_cache
 from scripts.common import (
     SUBJECTS,
     Stopwatch,
-    add_cache_options,
     add_data_option,
     data_root,
     flatten,
     git_commit,
     log,
     results_record,
-    seed_cache,
     write_results,
 )
 from scripts.tables.runner import Runner, auc, crossfit, figures, per_half

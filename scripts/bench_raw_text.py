@@ -45,15 +45,13 @@ from factscore_local.labels.validation import topic_half, validate_rows
 from factscore_local.pipeline.labeled import human_bio_score
 from factscore_local.pipeline.records import BioRow, HumanSide
 from factscore_local.pipeline.verifiers import RIVALS_RULE
+from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (
     SUBJECTS,
     Stopwatch,
-    add_cache_options,
     add_data_option,
     data_root,
-    model_results,
     results_record,
-    seed_cache,
     write_results,
 )
 from scripts.tables.runner import Runner, crossfit, per_half

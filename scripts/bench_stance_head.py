@@ -34,18 +34,15 @@ from factscore_local.methods.factcheck.stance_head import (
     train_stance_head,
 )
 from factscore_local.pipeline.components import build_components
+from scripts.caches import add_cache_options, export_part, model_results, seed_cache
 from scripts.common import (
     Stopwatch,
-    add_cache_options,
     add_data_option,
     data_root,
-    export_part,
     flatten,
     git_commit,
     log,
-    model_results,
     results_record,
-    seed_cache,
     write_results,
 )
 

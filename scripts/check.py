@@ -24,15 +24,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from scripts.common import (
-    BENCH_OUT,
-    RESULTS,
-    ROOT,
-    add_data_option,
-    data_root,
-    read_results,
-    scratch_argv,
-)
+from scripts.common import BENCH_OUT, RESULTS, ROOT, add_data_option, data_root, read_results
+from scripts.replay import scratch_argv
 
 DEV_DB = Path("enwiki-20230401", "enwiki-20230401-dev.db")  # under the data root
 

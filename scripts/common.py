@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.pipeline.inputs import Bio, read_bios
+from scripts.replay import replay_spec
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout
 RESULTS = ROOT / "scripts" / "results"  # the committed results files
@@ -310,104 +311,4 @@ def flatten(tree: dict, prefix: str = "") -> dict[str, float | int | bool]:
             out.update(flatten(value, f"{name}/"))
         elif isinstance(value, bool | int | float):
             out[name] = value
-    return out
-
-
-def add_cache_options(ap: argparse.ArgumentParser, default: Path | None) -> None:
-    """Adds ``--cache FILE`` and ``--seed-cache FILE`` (repeatable) to a parser."""
-    ap.add_argument("--cache", type=Path, default=default, help="the model results' cache")
-    ap.add_argument(
-        "--seed-cache",
-        type=Path,
-        action="append",
-        default=[],
-        help="import these `fscore cache export` files into --cache first (e.g. "
-        "scripts/cache/*.jsonl.gz: the committed results of an earlier run)",
-    )
-
-
-def seed_cache(cache: Path | None, exports: list[Path], tag: str) -> None:
-    """Imports exported model results into the cache file (stored ones win)."""
-    if not exports:
-        return
-    if cache is None:
-        raise SystemExit("--seed-cache needs --cache FILE")
-    from factscore_local.runtime.cache import ResultCache
-
-    seeded = ResultCache(cache)
-    try:
-        for export in exports:
-            added, present = seeded.import_file(export)
-            log(tag, f"seeded {cache} from {export}: {added} results added, {present} there")
-    finally:
-        seeded.close()
-
-
-def export_part(
-    cache: Path, prefix: Path, kinds=None, exclude=(), tag: str = "export"
-) -> Path | None:
-    """Exports the cache's results (of ``kinds``) that no earlier ``PREFIX-partN.jsonl.gz``
-    (nor a file of ``exclude``) holds, as the next part; None when there are none."""
-    from factscore_local.runtime.cache import ResultCache
-
-    parts = sorted(prefix.parent.glob(f"{prefix.name}-part*.jsonl.gz"))
-    out = prefix.parent / f"{prefix.name}-part{len(parts) + 1}.jsonl.gz"
-    store = ResultCache(cache)
-    try:
-        n = store.export(out, kinds, exclude=[p for p in (*parts, *exclude) if p != out])
-    finally:
-        store.close()
-    if n == 0:
-        out.unlink()
-        return None
-    log(tag, f"exported {n} results to {out}")
-    return out
-
-
-def model_results(cache: Path | None) -> int:
-    """How many model results a cache file holds (not the file digests it also keeps): the
-    difference before and after a run is what the run computed."""
-    import sqlite3
-    from contextlib import closing
-
-    if cache is None or not cache.exists():
-        return 0
-    with closing(sqlite3.connect(cache)) as conn:
-        query = "SELECT COUNT(*) FROM results WHERE kind != 'sha256'"
-        return conn.execute(query).fetchone()[0]
-
-
-# Options a replay sets itself: a path option -> its placeholder ("" drops the option).
-# A replay writes into scratch only: never the committed results, caches or shipped heads.
-REPLAY_PATHS = {"--index": "{index}", "--cache": "{tmp}/cache.db", "--out": "{tmp}/out.json",
-                "--ship": "{tmp}/head.npz", "--rows": "", "--data": "", "--results": "",
-                "--results-out": "", "--export": ""}  # fmt: skip
-
-
-def replay_spec(argv: list[str]) -> dict | bool:
-    """How ``scripts.check`` reruns a benchmark from its arguments: a run seeded from the
-    committed caches (``--seed-cache``) is replayable, with its scratch paths and index as
-    placeholders; any other run is recorded, not re-run (False).
-
-    Example:
-        >>> replay_spec(["--index", "dev-index", "--seed-cache", "c.jsonl.gz"])
-        {'argv': ['--index', '{index}', '--seed-cache', 'c.jsonl.gz'], 'cached': True}
-    """
-    if "--seed-cache" not in argv:
-        return False
-    return {"argv": scratch_argv(argv), "cached": True}
-
-
-def scratch_argv(argv: list[str]) -> list[str]:
-    """The arguments with every option of ``REPLAY_PATHS`` set to its placeholder (or
-    dropped); placeholders are kept, so a recorded replay's arguments pass unchanged."""
-    out, it = [], iter(argv)
-    for arg in it:
-        name, eq, value = arg.partition("=")
-        if name in REPLAY_PATHS:
-            value = value if eq else next(it, "")
-            if REPLAY_PATHS[name]:
-                out += [name, REPLAY_PATHS[name]]
-            continue
-        out.append(arg)
     return out

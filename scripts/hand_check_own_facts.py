@@ -24,14 +24,8 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from scripts.common import (
-    SUBJECTS,
-    add_cache_options,
-    data_root,
-    results_record,
-    seed_cache,
-    write_results,
-)
+from scripts.caches import add_cache_options, seed_cache
+from scripts.common import SUBJECTS, data_root, results_record, write_results
 from scripts.own_facts import complete_own_facts
 
 PER_SUBJECT = {"InstructGPT": 33, "ChatGPT": 33, "PerplexityAI": 34}

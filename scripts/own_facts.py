@@ -24,8 +24,9 @@ from factscore_local.pipeline.clean import clean_generation
 from factscore_local.pipeline.components import Lazy, _decomposer, model_identity
 from factscore_local.pipeline.sentences import split_sentences
 from factscore_local.runtime.cache import ResultCache
-from scripts.common import SUBJECTS, add_cache_options, add_data_option, data_root, labeled_bios
-from scripts.common import seed_cache as import_seeds
+from scripts.caches import add_cache_options
+from scripts.caches import seed_cache as import_seeds
+from scripts.common import SUBJECTS, add_data_option, data_root, labeled_bios
 
 
 class CacheOnlyLM:

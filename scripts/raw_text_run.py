@@ -31,15 +31,8 @@ from factscore_local.config import build_config
 from factscore_local.labels.validation import subject_name
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.runtime.cache import read_export
-from scripts.common import (
-    SUBJECTS,
-    add_cache_options,
-    add_data_option,
-    data_root,
-    export_part,
-    log,
-    seed_cache,
-)
+from scripts.caches import add_cache_options, export_part, seed_cache
+from scripts.common import SUBJECTS, add_data_option, data_root, log
 from scripts.tables.runner import Runner
 
 KINDS = {"results": ("true_false", "generate"), "states": ("state",)}

@@ -36,13 +36,13 @@ from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
+from scripts.caches import model_results
 from scripts.common import (
     LABELED,
     Stopwatch,
     add_data_option,
     data_root,
     log,
-    model_results,
     results_record,
     write_results,
 )

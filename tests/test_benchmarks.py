@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from factscore_local.pipeline.labeled import human_facts
-from scripts import check, common, docs
+from scripts import caches, check, common, docs, replay
 from tests.conftest import SHARED, require
 
 LABELED = SHARED / "factscore" / "labeled-dev"
@@ -93,13 +93,13 @@ def test_compare_ok_and_fail():
 def test_replay_spec_fills_scratch_paths():
     argv = ["--index", "dev-index", "--cache=x.db", "--seed-cache", "a.jsonl.gz",
             "--out", "o.json", "--rows", "r", "--results", "t", "--topics", "98"]  # fmt: skip
-    spec = common.replay_spec(argv)
+    spec = replay.replay_spec(argv)
     assert spec == {"argv": ["--index", "{index}", "--cache", "{tmp}/cache.db", "--seed-cache",
                              "a.jsonl.gz", "--out", "{tmp}/out.json", "--topics", "98"],
                     "cached": True}  # fmt: skip
-    assert common.replay_spec(["--index", "dev-index"]) is False  # nothing to replay from
+    assert replay.replay_spec(["--index", "dev-index"]) is False  # nothing to replay from
     # a head the run shipped, or parts it exported, are written to scratch or not at all
-    spec = common.replay_spec(["--seed-cache", "a.jsonl.gz", "--ship", "data/heads/m.npz",
+    spec = replay.replay_spec(["--seed-cache", "a.jsonl.gz", "--ship", "data/heads/m.npz",
                                "--export", "scripts/cache/p"])  # fmt: skip
     assert spec["argv"] == ["--seed-cache", "a.jsonl.gz", "--ship", "{tmp}/head.npz"]
     old = {"replay": {"argv": ["--seed-cache", "a.jsonl.gz", "--ship", "data/heads/m.npz"]}}
@@ -230,7 +230,7 @@ def test_fact_recall_samples_found_and_missed_facts_of_each_subject():
 
 
 def test_the_stance_pass_exports_each_chunk_once(tmp_path):
-    """bench_stance_head --export (common.export_part): after each chunk, the results not in
+    """bench_stance_head --export (caches.export_part): after each chunk, the results not in
     an earlier part go to the next part; a chunk that computed nothing new writes none."""
     from factscore_local.runtime.cache import ResultCache, read_export
 
@@ -238,12 +238,12 @@ def test_the_stance_pass_exports_each_chunk_once(tmp_path):
     store = ResultCache(cache)
     store.put_many("choice", {"a": [1.0, 2.0], "b": [0.5, 0.1]})
     store.close()
-    assert common.export_part(cache, prefix) == tmp_path / "stance-1.5b-part1.jsonl.gz"
-    assert common.export_part(cache, prefix) is None  # nothing new
+    assert caches.export_part(cache, prefix) == tmp_path / "stance-1.5b-part1.jsonl.gz"
+    assert caches.export_part(cache, prefix) is None  # nothing new
     store = ResultCache(cache)
     store.put_many("choice", {"c": [3.0, 1.0]})
     store.close()
-    common.export_part(cache, prefix)
+    caches.export_part(cache, prefix)
     parts = sorted(tmp_path.glob("stance-1.5b-part*.jsonl.gz"))
     assert [p.name for p in parts] == ["stance-1.5b-part1.jsonl.gz", "stance-1.5b-part2.jsonl.gz"]
     assert [[k for k, _, _ in read_export(p)] for p in parts] == [["a", "b"], ["c"]]

@@ -10,16 +10,14 @@ from pathlib import Path
 from factscore_local.config import DEFAULT_NP_MODEL, DEFAULTS
 from factscore_local.labels.validation import ranking_kept, topic_half
 from factscore_local.pipeline.evidence import EVIDENCE_MODES
+from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (
     BENCH_OUT,
     Stopwatch,
-    add_cache_options,
     add_data_option,
     data_root,
     labeled_bios,
-    model_results,
     results_record,
-    seed_cache,
     write_results,
 )
 from scripts.tables.levers import LEVERS, section_levers
