@@ -253,8 +253,12 @@ class EvalConfig:
         "of reading them again; same results. Off by default.",
     )
     read_states: bool = setting(False, "Also cache each verdict's hidden state.", cli=False)
-    head: Path | None = setting(None, "A state head (.npz, from 'fscore calibrate --head') for "
-                                "the head rules; default: the LM's, in data/heads/.", cli=False)
+    head: Path | None = setting(
+        None,
+        "A state head (.npz, from 'fscore calibrate --head') for "
+        "the head rules; default: the LM's, in data/heads/.",
+        cli=False,
+    )
     seed: int = setting(0, "Seed of the random verifier.")
     # 1 writes each bio's row as soon as it is scored (a page's KV prefix still carries
     # over to the next bio).
@@ -354,6 +358,8 @@ def setting_choices(name: str) -> tuple[str, ...] | None:
 DEFAULTS: dict[str, Any] = {n: f.default for n, f in SETTING_FIELDS.items() if f.default != MISSING}
 # What a settings file of ``fscore calibrate`` may set.
 SETTINGS_KEYS = ("verifier", "margin", "np_threshold", "np_model", "rule_weights", "head")
+
+
 def build_config(
     options: Mapping[str, Any],
     settings: Mapping[str, Any] | None = None,

@@ -106,8 +106,13 @@ def record(args: argparse.Namespace) -> dict:
         "argv": [],
         "commit": args.commit,
         "date": args.date,
-        "machine": {"gpu": step["gpu"], "cores": step.get("cores"), "cpu": step.get("cpu"),
-                    "torch": step.get("torch"), "this_machine": machine()},  # fmt: skip
+        "machine": {
+            "gpu": step["gpu"],
+            "cores": step.get("cores"),
+            "cpu": step.get("cpu"),
+            "torch": step.get("torch"),
+            "this_machine": machine(),
+        },  # fmt: skip
         "data": {
             "labeled": "factscore/labeled-dev, all three subjects, the tables' topic order",
             "lm": step["lm"],

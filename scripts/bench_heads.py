@@ -107,9 +107,16 @@ def wins_everywhere(lever: dict, base: dict) -> bool:
 def summary(rows: list[BioRow]) -> dict:
     full = figures(rows)["subjects"]
     return {
-        "subjects": {s: {"er": full[s]["error_rate"], "f1": full[s]["f1_micro"],
-                         "precision": full[s]["precision"], "recall": full[s]["recall"]}
-                     for s in SUBJECTS if s in full},  # fmt: skip
+        "subjects": {
+            s: {
+                "er": full[s]["error_rate"],
+                "f1": full[s]["f1_micro"],
+                "precision": full[s]["precision"],
+                "recall": full[s]["recall"],
+            }
+            for s in SUBJECTS
+            if s in full
+        },  # fmt: skip
         "halves": per_half(rows),
     }
 
@@ -169,8 +176,11 @@ def main(argv: list[str] | None = None) -> None:
             out[f"{name} ({kind})"] = lever
             if name == "head alone":
                 out["auc"][f"head ({kind})"] = auc(decided, "head")
-            log("heads", f"{name} ({kind}): " + ", ".join(
-                f"{s} ER {v['er']} F1 {v['f1']}" for s, v in lever["subjects"].items()))
+            log(
+                "heads",
+                f"{name} ({kind}): "
+                + ", ".join(f"{s} ER {v['er']} F1 {v['f1']}" for s, v in lever["subjects"].items()),
+            )
     states, supported, topics = human_states(rows)
     data = {"topics": len({r.topic for r in rows}), "bios": len(rows),
             "human_facts": int(len(supported)), "supported": int(supported.sum()),

@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     margins: dict[bool, list] = {}
     n_facts = 0
     for r in range(args.rounds):
-        for states in ((False, True) if r % 2 == 0 else (True, False)):
+        for states in (False, True) if r % 2 == 0 else (True, False):
             with watch(f"round {r + 1}, states {'on' if states else 'off'}"):
                 seconds, n_facts, margins[states] = timed_run(args.index, args.lm, bios, states)
             per_fact[states].append(seconds / n_facts)

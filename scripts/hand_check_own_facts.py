@@ -87,7 +87,8 @@ def record(sample: list[dict], verdicts: dict[str, str], name: str, argv: list[s
     data = {
         "labeled": "factscore/labeled-dev (all three subjects)",
         "decomposition": "the outputs cleaned of markup (scripts/cache/own-decomp-98 and the "
-        "raw-text run's parts, scripts/cache/raw-text-98-part*)" if clean
+        "raw-text run's parts, scripts/cache/raw-text-98-part*)"
+        if clean
         else "the outputs as written (scripts/cache/own-decomp-98)",
         "sample": len(sample),
     }
@@ -115,8 +116,11 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--name", required=True)
     r.add_argument("--no-clean", action="store_true", help="the sample was drawn so")
     add_cache_options(r, Path("bench-out/own-facts-cache.db"))
-    r.add_argument("--standalone", action="store_true",
-                   help="also apply the standalone check (reads the bios' facts from the cache)")
+    r.add_argument(
+        "--standalone",
+        action="store_true",
+        help="also apply the standalone check (reads the bios' facts from the cache)",
+    )
     args = ap.parse_args(argv)
     if args.step == "draw":
         seed_cache(args.cache, args.seed_cache, "hand-check")

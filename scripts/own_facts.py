@@ -92,8 +92,10 @@ def main(argv: list[str] | None = None) -> None:
         for row in rows:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
     n = {s: [len(r["facts"]) for r in rows if r["subject"] == s] for s in SUBJECTS}
-    print(f"{len(rows)} responding bios, {missing} prompts not in the cache; facts per "
-          "response: " + ", ".join(f"{s} {sum(v) / max(len(v), 1):.1f}" for s, v in n.items()))
+    print(
+        f"{len(rows)} responding bios, {missing} prompts not in the cache; facts per "
+        "response: " + ", ".join(f"{s} {sum(v) / max(len(v), 1):.1f}" for s, v in n.items())
+    )
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ fi
 export FSCORE_REQUIRE_BROWSER="${FSCORE_REQUIRE_BROWSER:-1}"
 cd "$ROOT"
 "$VENV/bin/ruff" check .
+"$VENV/bin/ruff" format --check .
 # With no arguments (as CI runs it) the 'heavy' checks are left out: they take minutes each
 # and repeat what lighter tests cover; `bash scripts/test.sh -m heavy` runs them.
 if [[ $# -eq 0 ]]; then

@@ -128,8 +128,11 @@ def fit_head(
         layers = (*layers[:-1], (np.hstack([-w / 2, w / 2]), np.hstack([-b / 2, b / 2])))
     info = {
         **(record or {}),
-        **({} if binary else {"labels": [str(c) for c in model.classes_],
-                              "label_weights": "balanced"}),  # fmt: skip
+        **(
+            {}
+            if binary
+            else {"labels": [str(c) for c in model.classes_], "label_weights": "balanced"}
+        ),  # fmt: skip
         "regularisation": {"C" if kind == "logistic" else "alpha": strength},
         "n_facts": int(len(y)),
         **({"n_supported": int(y.sum())} if binary else {}),

@@ -28,6 +28,7 @@ __all__ = [
     "occurs",
 ]
 
+
 @dataclass
 class Pools:
     """Replacement values of the entity kinds that have no fixed list, gathered from pages.

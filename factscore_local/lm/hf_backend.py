@@ -107,8 +107,11 @@ class HFCausalLM(LocalLM):
         texts: dict[int, str] = {}
         for start in range(0, len(order), self.generation_batch):
             part = order[start : start + self.generation_batch]
-            for i, text in zip(part, self._generate_batch([prompts[i] for i in part],
-                                                          max_new_tokens, stop), strict=True):
+            for i, text in zip(
+                part,
+                self._generate_batch([prompts[i] for i in part], max_new_tokens, stop),
+                strict=True,
+            ):
                 texts[i] = text  # fmt: skip
         return [texts[i] for i in range(len(prompts))]
 

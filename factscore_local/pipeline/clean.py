@@ -31,9 +31,7 @@ _FOOTNOTE = re.compile(r"(?<=[\w.,;:)\"'])(?:\^\d+|\^\[\d+\]|[¹²³⁴⁵⁶⁷
 _URL_IN_PARENS = re.compile(r"[ \t]*[(<]\s*(?:https?://|www\.)[^\s)>]+\s*[)>]")
 _URL = re.compile(r"[ \t]*(?:https?://|www\.)[^\s)\]>]*[^\s)\]>.,;:!?'\"]")
 _LINK = re.compile(r"\[([^\]\n]+)\]\((?:https?://|www\.|/|#)[^)\s]*\)")
-_HEADING = re.compile(
-    r"^[ \t]*(?:#{1,6}[ \t]+[^\n]*|=+|-{3,}|\*{3,}|_{3,})[ \t]*(?:\n|$)", re.M
-)
+_HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+[^\n]*|=+|-{3,}|\*{3,}|_{3,})[ \t]*(?:\n|$)", re.M)
 _BULLET = re.compile(r"^[ \t]*(?:[-*+•‣▪◦]|\d{1,3}[.)])(?:[ \t]+|$)", re.M)
 _EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1")
 # A line with nothing a claim could be made of (a bullet alone, a lone marker).

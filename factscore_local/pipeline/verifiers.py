@@ -78,9 +78,7 @@ FEATURES: dict[str, Callable[[Mapping[str, np.ndarray]], np.ndarray]] = {
     "number, year or nationality conflict": _conflict_of(
         NUMBER_CONFLICT, YEAR_CONFLICT, NATIONALITY_CONFLICT
     ),
-    "number, year or place conflict": _conflict_of(
-        NUMBER_CONFLICT, YEAR_CONFLICT, PLACE_CONFLICT
-    ),
+    "number, year or place conflict": _conflict_of(NUMBER_CONFLICT, YEAR_CONFLICT, PLACE_CONFLICT),
 }
 RULE_FEATURES = ("margin", "np", "margin*np")  # retrieve-lm+np-fitted's
 
@@ -301,7 +299,10 @@ RIVALS_RULE_FEATURES = (*SLOTS_RULE_FEATURES, "rival lead")
 
 
 def _slots_rule(
-    name: str, description: str, veto: str | None = None, rivals: bool = False,
+    name: str,
+    description: str,
+    veto: str | None = None,
+    rivals: bool = False,
     head: bool = False,
 ) -> Verifier:
     """A logistic rule over SLOTS_RULE_FEATURES (and the rival lead, or the state head's
