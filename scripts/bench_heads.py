@@ -162,6 +162,9 @@ def main(argv: list[str] | None = None) -> None:
     # The head rule's features without the head: what the head itself adds.
     no_head, _ = crossfit(rows, rows, PLACE_VETO_RULE, "er")
     out["rule without head"] = {"verifier": PLACE_VETO_RULE, **summary(no_head)}
+    out["rule without head"]["wins_everywhere"] = wins_everywhere(
+        out["rule without head"]["halves"], out["default"]["halves"]
+    )
     out["auc"] = {"margin": auc(rows, "margin")}
     for kind in args.kinds:
         with watch(f"heads ({kind})"):

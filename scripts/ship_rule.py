@@ -29,8 +29,8 @@ def rule_entry(
     settings: dict, tables: dict, why: str, fitted_with: str, heads: dict | None = None
 ) -> dict:
     """The shipped entry: weights and fit from calibrate; the cross-fitted figures from the
-    tables (or, for a head rule, from the heads' results) and those of the margin at 0 per
-    subject from the tables (the embedded 1.5B model's)."""
+    tables and those of the margin at 0 per subject (the embedded 1.5B model's), or, from a
+    ``bench_heads`` record (``heads``), the rule's and the default's it replaces."""
     f, rule = tables["figures"], settings["verifier"]
 
     def per_subject(prefix: str, figure: str, digits: int) -> list[float]:
@@ -44,22 +44,27 @@ def rule_entry(
             "f1_micro": per_subject(f"{rule}/cross-fitted", "f1", 2),
             "subjects": list(SUBJECTS),
         }
-    return {
+    entry = {
         "rule_weights": settings["rule_weights"],
         "why": why,
         "fitted_with": fitted_with,
         "fit": settings["fit"],
         "cross_fitted": cross_fitted,
-        "at_margin_0": {
+    }
+    if heads is not None:  # the heads' record measured the model's previous default beside it
+        entry["replaces"] = heads_cross_fitted(heads, heads["levers"]["default"]["verifier"])
+    else:
+        entry["at_margin_0"] = {
             "error_rate": per_subject("retrieve-lm/default", "er", 1),
             "f1_micro": per_subject("retrieve-lm/default", "f1", 1),
-        },
-    }
+        }
+    return entry
 
 
 def heads_cross_fitted(heads: dict, verifier: str) -> dict:
-    """The cross-fitted figures of a head rule from a ``bench_heads`` results record (its
-    logistic head, as shipped); an error unless it won on both halves for every subject."""
+    """The cross-fitted figures of a rule from a ``bench_heads`` results record (a head
+    rule's with its logistic head, as shipped; or the rule without the head's); an error
+    unless it won on both halves for every subject over the model's default."""
     levers = {lever["verifier"]: name for name, lever in heads["levers"].items()
               if "(logistic)" in name or "(" not in name}  # fmt: skip
     name = levers.get(verifier)
@@ -105,8 +110,8 @@ def main(argv: list[str] | None = None) -> None:
     what.add_argument("--raw-text", help="a bench_raw_text results file name")
     ap.add_argument("--tables", default="tables-98", help="the tables' results file name")
     ap.add_argument("--heads", default=None,
-                    help="a bench_heads results file: the cross-fitted figures of a head rule "
-                    "(refused unless it won everywhere)")  # fmt: skip
+                    help="a bench_heads results file: the cross-fitted figures of a rule it "
+                    "measured (refused unless it won everywhere)")  # fmt: skip
     ap.add_argument("--lm", default=DEFAULT_LM)
     ap.add_argument("--why")
     ap.add_argument("--fitted-with")

@@ -211,6 +211,27 @@ def test_a_head_rule_ships_only_when_it_won_everywhere():
         heads_cross_fitted(record, "another-fitted")
 
 
+def test_a_rule_without_head_ships_with_the_default_it_replaces():
+    """The rule a heads' record measured without the head ships (for a model whose default
+    it beat everywhere) with its cross-fitted figures and the replaced default's."""
+    from scripts.ship_rule import rule_entry
+
+    better = {s: {"er": 1.0, "f1": 80.0} for s in common.SUBJECTS}
+    worse = {s: {"er": 9.0, "f1": 40.0} for s in common.SUBJECTS}
+    levers = {"default": {"verifier": "retrieve-lm", "subjects": worse},
+              "rule without head": {"verifier": "rule-fitted", "subjects": better,
+                                    "wins_everywhere": True}}  # fmt: skip
+    record = {"name": "heads-98-x", "levers": levers}
+    settings = {"verifier": "rule-fitted", "rule_weights": [0.5, 1.0], "fit": {"error_rate": 2}}
+    entry = rule_entry(settings, {"figures": {}}, "why", "fscore calibrate ...", record)
+    assert entry["cross_fitted"]["f1_micro"] == [80.0] * 3
+    assert entry["replaces"]["f1_micro"] == [40.0] * 3 and "at_margin_0" not in entry
+    assert entry["replaces"]["from"] == "heads-98-x (default)"
+    levers["rule without head"]["wins_everywhere"] = False
+    with pytest.raises(SystemExit, match="does not win"):
+        rule_entry(settings, {"figures": {}}, "why", "fscore calibrate ...", record)
+
+
 def test_fact_recall_samples_found_and_missed_facts_of_each_subject():
     """The recall's samples: per subject, found facts with the own fact that pairs with
     them and missed ones without, the same draw for the same seed."""
