@@ -145,6 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args = ap.parse_args(argv)
     watch = Stopwatch()
+    commit = git_commit()  # before the run writes its shipped head
     seed_cache(args.cache, args.seed_cache, "heads")
     run = Runner(args.index, args.cache, data_root(args.data), args.lm, None, "page")
     bios = run.bios(args.topics)
@@ -193,13 +194,13 @@ def main(argv: list[str] | None = None) -> None:
         head = fit_head(states, supported, topics, "logistic", args.seed,
                         {"model": model_name(args.lm), "fitted_on": data,
                          "verifier_prompt": config.verify_question,
-                         "commit": git_commit()})  # fmt: skip
+                         "commit": commit})  # fmt: skip
         head.save(args.ship)
         log("heads", f"wrote {args.ship}")
     print(flatten(out))
     if args.results:
         record = results_record(args.results, "scripts.bench_heads", argv, data,
-                                flatten(out), watch, levers=out,
+                                flatten(out), watch, commit, levers=out,
                                 tables=layout(out))  # fmt: skip
         log("heads", f"wrote {write_results(record)}")
 

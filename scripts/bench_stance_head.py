@@ -99,6 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args = ap.parse_args(argv)
     watch = Stopwatch()
+    commit = git_commit()  # before the run writes its shipped head
     seed_cache(args.cache, args.seed_cache, "stance")
     before = model_results(args.cache)  # (cache misses would count file digests too)
     pairs = read_stance_pairs(data_root(args.data) / STANCE_FILE)[: args.limit]
@@ -131,14 +132,14 @@ def main(argv: list[str] | None = None) -> None:
     if args.ship:
         head = train_stance_head(pairs, states, args.ship_kind, args.seed,
                                  {"model": model_name(args.lm), "fitted_on": data,
-                                  "commit": git_commit()})  # fmt: skip
+                                  "commit": commit})  # fmt: skip
         head.save(args.ship)
         log("stance", f"wrote {args.ship}")
     print(flatten(out))
     if args.results or args.results_out:
         name, computed = args.results or "stance-head", model_results(args.cache) - before
         record = results_record(name, "scripts.bench_stance_head", argv, data, flatten(out),
-                                watch, tables=tables(out), computed=computed)  # fmt: skip
+                                watch, commit, tables=tables(out), computed=computed)  # fmt: skip
         log("stance", f"wrote {write_results(record, args.results_out)}")
 
 

@@ -228,6 +228,7 @@ def results_record(
     data: dict,
     figures: dict[str, float | int | None],
     watch: Stopwatch | None = None,
+    commit: str | None = None,
     **extra: object,
 ) -> dict:
     """A results file's content: what ran, where, on what, and its figures.
@@ -239,6 +240,8 @@ def results_record(
         data: what it ran on (topics, bios, facts, ...).
         figures: flat {figure name: value}; what the checker compares.
         watch: its stopwatch (total seconds and steps are recorded with the peak RSS).
+        commit: the commit the run started at (default: the checkout's now); a benchmark
+            that writes a shipped file takes it first, so its own output is not dirt.
         extra: more fields (e.g. ``replay`` or ``computed``).
 
     Returns:
@@ -249,7 +252,7 @@ def results_record(
         "command": command_line(module, argv),
         "module": module,
         "argv": argv,
-        "commit": git_commit(),
+        "commit": commit or git_commit(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "data": data,
