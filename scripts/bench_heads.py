@@ -136,6 +136,9 @@ def main(argv: list[str] | None = None) -> None:
     add_cache_options(ap, Path("bench-out/heads.db"))
     add_data_option(ap)
     ap.add_argument("--lm", default=None)
+    ap.add_argument("--baseline", default=None,
+                    help="the verifier the levers are measured against (default: the LM's "
+                    "default now; named, a replay keeps it after the default changes)")  # fmt: skip
     ap.add_argument("--topics", type=int, default=98)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--results", default=None, help="results file name (scripts/results/)")
@@ -154,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
         "use_atomic_facts": True, "validate": True, "evidence": "page", "chunk_bios": 3,
         "verifier": HEAD_RULE,
     })  # fmt: skip
-    default = build_config({"index": args.index, "lm": args.lm}).verifier
+    default = args.baseline or build_config({"index": args.index, "lm": args.lm}).verifier
     with watch("pass"):
         rows = rows_with_states(config, bios, progress=True)
     out: dict = {"default": {"verifier": default}}
