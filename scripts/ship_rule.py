@@ -66,7 +66,7 @@ def heads_cross_fitted(heads: dict, verifier: str) -> dict:
     rule's with its logistic head, as shipped; or the rule without the head's); an error
     unless it won on both halves for every subject over the model's default."""
     levers = {lever["verifier"]: name for name, lever in heads["levers"].items()
-              if "(logistic)" in name or "(" not in name}  # fmt: skip
+              if "verifier" in lever and ("(logistic)" in name or "(" not in name)}  # fmt: skip
     name = levers.get(verifier)
     if name is None:
         raise SystemExit(f"{heads['name']} measured no {verifier}")

@@ -220,7 +220,8 @@ def test_a_rule_without_head_ships_with_the_default_it_replaces():
     worse = {s: {"er": 9.0, "f1": 40.0} for s in common.SUBJECTS}
     levers = {"default": {"verifier": "retrieve-lm", "subjects": worse},
               "rule without head": {"verifier": "rule-fitted", "subjects": better,
-                                    "wins_everywhere": True}}  # fmt: skip
+                                    "wins_everywhere": True},
+              "auc": {"margin": 0.7}}  # fmt: skip
     record = {"name": "heads-98-x", "levers": levers}
     settings = {"verifier": "rule-fitted", "rule_weights": [0.5, 1.0], "fit": {"error_rate": 2}}
     entry = rule_entry(settings, {"figures": {}}, "why", "fscore calibrate ...", record)

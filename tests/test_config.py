@@ -81,21 +81,29 @@ def test_config_is_frozen(tmp_path):
 
 
 def test_an_embedded_model_brings_its_fitted_thresholds(tmp_path):
-    """The 0.5B model's margins sit below 0: its fitted margin applies by default, and an
-    explicit option or a settings file still wins."""
+    """The 0.5B model decides with the 1.5B's default rule, weighted for it; asked for
+    ``retrieve-lm``, its margins (which sit below 0) get their fitted margin; an explicit
+    option or a settings file still wins."""
     from factscore_local.config import model_defaults
     from factscore_local.model_store import DEFAULT_LM, SMALL_LM
 
-    fitted = model_defaults(SMALL_LM)["margin"]
+    small = model_defaults(SMALL_LM)
+    fitted = small["margin"]
     assert fitted < 0
     assert "margin" not in model_defaults(DEFAULT_LM)  # margin 0 measured there
     assert model_defaults(None) == model_defaults(DEFAULT_LM)
+    weights = tuple(small["rules"][DEFAULT_RULE]["rule_weights"])
+    assert weights != tuple(model_defaults(DEFAULT_LM)["rules"][DEFAULT_RULE]["rule_weights"])
     config = build_config({"index": tmp_path, "lm": SMALL_LM})
-    assert config.margin == fitted and "fitted defaults" in config.thresholds_from
+    assert config.verifier == small["verifier"] == DEFAULT_RULE
+    assert config.rule_weights == weights and "fitted defaults" in config.thresholds_from
     path_spec = build_config({"index": tmp_path, "lm": f"/models/{SMALL_LM}.gguf"})
-    assert path_spec.margin == fitted  # a local copy of the same file
+    assert path_spec.rule_weights == weights  # a local copy of the same file
+    margin = build_config({"index": tmp_path, "lm": SMALL_LM, "verifier": "retrieve-lm"})
+    assert margin.margin == fitted and "fitted defaults" in margin.thresholds_from
     explicit = build_config({"index": tmp_path, "lm": SMALL_LM, "margin": 0.5})
-    assert explicit.margin == 0.5 and explicit.thresholds_from == "built-in defaults"
+    assert explicit.verifier == "retrieve-lm" and explicit.margin == 0.5
+    assert explicit.thresholds_from == "built-in defaults"
     settings = {"margin": 0.25, "np_threshold": 0.3}
     from_file = build_config({"index": tmp_path, "lm": SMALL_LM}, settings, explicit=set())
     assert from_file.margin == 0.25 and from_file.thresholds_from == "settings file"

@@ -123,12 +123,13 @@ def test_default_np_separates_supported_facts(db_index, tmp_path):
 
 
 def test_small_model_defaults_score_above_zero(db_index, tmp_path):
-    """The 0.5B model at its shipped defaults gives a real dev bio a score above 0 (at
-    margin 0 it called nearly every fact unsupported), through the CLI, which says where
-    its thresholds came from."""
+    """The 0.5B model at its shipped defaults (its own weights of the default rule) gives
+    a real dev bio a score above 0 (at margin 0 it called nearly every fact unsupported),
+    through the CLI, which says where its thresholds came from."""
     from click.testing import CliRunner
 
     from factscore_local.cli import main
+    from factscore_local.config import model_defaults
     from factscore_local.model_store import SMALL_LM
 
     src = tmp_path / "in.jsonl"
@@ -139,10 +140,12 @@ def test_small_model_defaults_score_above_zero(db_index, tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["init_score"] > 0.2
-    assert summary["thresholds"]["margin"] < 0
+    small = model_defaults(SMALL_LM)
+    shipped = small["rules"][small["verifier"]]["rule_weights"]
+    assert summary["thresholds"]["rule_weights"] == pytest.approx(shipped)
     assert "fitted defaults" in summary["thresholds"]["from"]
     text = CliRunner().invoke(main, args)
-    assert "thresholds: margin >" in text.stdout and "fitted defaults" in text.stdout
+    assert "thresholds: " in text.stdout and "fitted defaults" in text.stdout
 
 
 def test_joint_np_comes_from_the_verification_pass(db_index, tmp_path):
