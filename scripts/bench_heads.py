@@ -49,7 +49,7 @@ from factscore_local.pipeline.verifiers import (
     fitted_rule,
     register,
 )
-from scripts.caches import add_cache_options, seed_cache
+from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (
     SUBJECTS,
     Stopwatch,
@@ -142,6 +142,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--topics", type=int, default=98)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--results", default=None, help="results file name (scripts/results/)")
+    ap.add_argument("--results-out", type=Path, default=None,
+                    help="write the results file here (the checker's replay)")  # fmt: skip
     ap.add_argument("--ship", type=Path, default=None, help="write the head fitted on all")
     ap.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS),
                     help="the heads measured (the MLP's fits take most of the time)")  # fmt: skip
@@ -150,6 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     watch = Stopwatch()
     commit = git_commit()  # before the run writes its shipped head
     seed_cache(args.cache, args.seed_cache, "heads")
+    before = model_results(args.cache)
     run = Runner(args.index, args.cache, data_root(args.data), args.lm, None, "page")
     bios = run.bios(args.topics)
     config = build_config({
@@ -201,11 +204,11 @@ def main(argv: list[str] | None = None) -> None:
         head.save(args.ship)
         log("heads", f"wrote {args.ship}")
     print(flatten(out))
-    if args.results:
-        record = results_record(args.results, "scripts.bench_heads", argv, data,
-                                flatten(out), watch, commit, levers=out,
-                                tables=layout(out))  # fmt: skip
-        log("heads", f"wrote {write_results(record)}")
+    if args.results or args.results_out:
+        record = results_record(args.results or "heads", "scripts.bench_heads", argv, data,
+                                flatten(out), watch, commit, levers=out, tables=layout(out),
+                                computed=model_results(args.cache) - before)  # fmt: skip
+        log("heads", f"wrote {write_results(record, args.results_out)}")
 
 
 if __name__ == "__main__":

@@ -269,3 +269,22 @@ def test_the_stance_pass_exports_each_chunk_once(tmp_path):
     parts = sorted(tmp_path.glob("stance-1.5b-part*.jsonl.gz"))
     assert [p.name for p in parts] == ["stance-1.5b-part1.jsonl.gz", "stance-1.5b-part2.jsonl.gz"]
     assert [[k for k, _, _ in read_export(p)] for p in parts] == [["a", "b"], ["c"]]
+
+
+def test_every_replayable_record_takes_the_checkers_options(capsys):
+    """The checker replays a record with ``--data`` and ``--results-out`` added: every module
+    with a replayable record accepts both (``bench_heads`` once did not, so its records
+    could not be checked)."""
+    import importlib
+
+    modules = set()
+    for path in sorted(common.RESULTS.glob("*.json")):
+        record = json.loads(path.read_text("utf-8"))
+        if record.get("replay"):
+            modules.add(record["module"])
+    assert "scripts.bench_heads" in modules
+    for module in sorted(modules):
+        with pytest.raises(SystemExit):
+            importlib.import_module(module).main(["--help"])
+        shown = capsys.readouterr().out
+        assert "--results-out" in shown and "--data" in shown, module
