@@ -19,7 +19,7 @@ from pathlib import Path
 
 from factscore_local.pipeline.labeled import human_facts, model_facts
 from factscore_local.pipeline.lexical import content_words
-from scripts.caches import add_cache_options, seed_cache
+from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (
     SUBJECTS,
     add_data_option,
@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--results-out", type=Path, default=None)
     args = ap.parse_args(argv)
     seed_cache(args.cache, args.seed_cache, "fact-recall")
+    before = model_results(args.cache)
     data = data_root(args.data)
     rows = complete_own_facts(data, args.cache, not args.no_clean)
     own = {(r["subject"], r["topic"]): [f for _, f in r["facts"]] for r in rows}
@@ -119,7 +120,8 @@ def main(argv: list[str] | None = None) -> None:
                      "the raw-text run's parts, scripts/cache/raw-text-98-part*)",
                      "pairing": f"lexical, containment >= {args.containment}"}  # fmt: skip
         record = results_record(args.results or "fact-recall", "scripts.bench_fact_recall",
-                                argv, data_info, figures, samples=samples(paired))  # fmt: skip
+                                argv, data_info, figures, samples=samples(paired),
+                                computed=model_results(args.cache) - before)  # fmt: skip
         write_results(record, args.results_out)
 
 
