@@ -26,39 +26,41 @@ DEFAULTS_FILE = ROOT / "data" / "model-defaults.json"
 
 
 def rule_entry(
-    settings: dict, tables: dict, why: str, fitted_with: str, heads: dict | None = None
+    settings: dict, tables: dict | None, why: str, fitted_with: str, heads: dict | None = None
 ) -> dict:
     """The shipped entry: weights and fit from calibrate; the cross-fitted figures from the
     tables and those of the margin at 0 per subject (the embedded 1.5B model's), or, from a
     ``bench_heads`` record (``heads``), the rule's and the default's it replaces."""
-    f, rule = tables["figures"], settings["verifier"]
-
-    def per_subject(prefix: str, figure: str, digits: int) -> list[float]:
-        return [round(f[f"{prefix}/{s}/{figure}"], digits) for s in SUBJECTS]
-
-    if heads is not None:
-        cross_fitted = heads_cross_fitted(heads, rule)
-    else:
-        cross_fitted = {
-            "error_rate": per_subject(f"{rule}/cross-fitted", "er", 2),
-            "f1_micro": per_subject(f"{rule}/cross-fitted", "f1", 2),
-            "subjects": list(SUBJECTS),
+    rule = settings["verifier"]
+    if heads is not None:  # the heads' record measured the model's previous default beside it
+        figures = {
+            "cross_fitted": heads_cross_fitted(heads, rule),
+            "replaces": heads_cross_fitted(heads, heads["levers"]["default"]["verifier"]),
         }
-    entry = {
+    else:
+        f = tables["figures"]
+
+        def per_subject(prefix: str, figure: str, digits: int) -> list[float]:
+            return [round(f[f"{prefix}/{s}/{figure}"], digits) for s in SUBJECTS]
+
+        figures = {
+            "cross_fitted": {
+                "error_rate": per_subject(f"{rule}/cross-fitted", "er", 2),
+                "f1_micro": per_subject(f"{rule}/cross-fitted", "f1", 2),
+                "subjects": list(SUBJECTS),
+            },
+            "at_margin_0": {
+                "error_rate": per_subject("retrieve-lm/default", "er", 1),
+                "f1_micro": per_subject("retrieve-lm/default", "f1", 1),
+            },
+        }
+    return {
         "rule_weights": settings["rule_weights"],
         "why": why,
         "fitted_with": fitted_with,
         "fit": settings["fit"],
-        "cross_fitted": cross_fitted,
+        **figures,
     }
-    if heads is not None:  # the heads' record measured the model's previous default beside it
-        entry["replaces"] = heads_cross_fitted(heads, heads["levers"]["default"]["verifier"])
-    else:
-        entry["at_margin_0"] = {
-            "error_rate": per_subject("retrieve-lm/default", "er", 1),
-            "f1_micro": per_subject("retrieve-lm/default", "f1", 1),
-        }
-    return entry
 
 
 def heads_cross_fitted(heads: dict, verifier: str) -> dict:
@@ -129,8 +131,8 @@ def main(argv: list[str] | None = None) -> None:
     if not (args.why and args.fitted_with):
         ap.error("--settings needs --why and --fitted-with")
     settings = json.loads(args.settings.read_text("utf-8"))
-    tables = read_results(RESULTS / f"{args.tables}.json")
     heads = read_results(RESULTS / f"{args.heads}.json") if args.heads else None
+    tables = None if heads else read_results(RESULTS / f"{args.tables}.json")
     entry = rule_entry(settings, tables, args.why, args.fitted_with, heads)
     model.setdefault("rules", {})[settings["verifier"]] = entry
     if args.default:
