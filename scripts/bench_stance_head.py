@@ -10,7 +10,9 @@ label logits come from the same pass and are cached beside it). Then, with no mo
 - ``label logits``: the four label words' logits as they are, and with a label bias fitted
   on the other claim half (``fscore factcheck`` without a head);
 - ``head (logistic)``, ``head (mlp)``: each claim half decided by a head trained on the
-  other half's pairs (its regularisation chosen by claim-grouped CV inside that half).
+  other half's pairs (its regularisation chosen by claim-grouped CV inside that half);
+- the same heads reading the pair's lexical features after the state (``+ pair
+  features``), and a logistic regression over those features alone.
 
 Macro-F1 with four labels and with three (the supports merged), per-label F1. ``--ship``
 writes a head (``--ship-kind``) trained on every pair, with what it was fitted on.
@@ -86,8 +88,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--results-out", type=Path, default=None,
                     help="write the results file here (the checker's replay)")  # fmt: skip
     ap.add_argument("--ship", type=Path, default=None)
-    ap.add_argument("--ship-kind", choices=("logistic", "mlp"), default="logistic",
-                    help="the kind of head --ship trains on every pair")  # fmt: skip
+    ap.add_argument(
+        "--ship-kind",
+        choices=("logistic", "mlp"),
+        default="logistic",
+        help="the kind of head --ship trains on every pair",
+    )
+    ap.add_argument("--ship-pair-features", action="store_true",
+                    help="the shipped head reads the pair features after the state")  # fmt: skip
     ap.add_argument(
         "--export",
         type=Path,
@@ -119,11 +127,16 @@ def main(argv: list[str] | None = None) -> None:
     by_method["label logits"] = scores(base)
     if "label_bias_crossfitted" in base:
         by_method["label logits, bias cross-fitted"] = scores(base["label_bias_crossfitted"])
-    for kind in ("logistic", "mlp"):
-        with watch(kind):
-            decided = crossfit_head(pairs, states, kind, args.seed)
-            by_method[f"head ({kind}), cross-fitted"] = scores(stance_scores(decided, False))
-        log("stance", f"head ({kind}): {by_method[f'head ({kind}), cross-fitted']}")
+    variants = [("logistic", states, False, "head (logistic)"),
+                ("mlp", states, False, "head (mlp)"),
+                ("logistic", states[:, :0], True, "pair features alone (logistic)"),
+                ("logistic", states, True, "head (logistic) + pair features"),
+                ("mlp", states, True, "head (mlp) + pair features")]  # fmt: skip
+    for kind, inputs, lexical, name in variants:
+        with watch(name):
+            decided = crossfit_head(pairs, inputs, kind, args.seed, pair_features=lexical)
+            by_method[f"{name}, cross-fitted"] = scores(stance_scores(decided, False))
+        log("stance", f"{name}: {by_method[f'{name}, cross-fitted']}")
     out = {name: {m: v[name] for m, v in by_method.items()} for name in LABEL_SETS}
     data = {"pairs": len(ok), "claims": len({p.claim for p in ok}), "errors": len(pairs) - len(ok),
             "model": model_name(args.lm), "file": str(STANCE_FILE),
@@ -132,7 +145,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.ship:
         head = train_stance_head(pairs, states, args.ship_kind, args.seed,
                                  {"model": model_name(args.lm), "fitted_on": data,
-                                  "commit": commit})  # fmt: skip
+                                  "commit": commit},
+                                 pair_features=args.ship_pair_features)  # fmt: skip
         head.save(args.ship)
         log("stance", f"wrote {args.ship}")
     print(flatten(out))

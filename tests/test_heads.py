@@ -129,7 +129,8 @@ def test_every_shipped_head_fits_its_model_and_says_what_it_was_fitted_on():
         head = StateHead.load(path)
         model = head.record["model"]
         assert path.stem in (model, f"{model}-stance")
-        assert head.width == STATE_WIDTH[model]
+        lexical = len(head.record.get("pair_features") or [])  # read after the state
+        assert head.width == STATE_WIDTH[model] + lexical
         assert head.record["commit"] and "seed" in head.record and head.record["fitted_on"]
         states = np.zeros((2, head.width), np.float32)
         if path.stem.endswith("-stance"):

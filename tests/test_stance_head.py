@@ -64,6 +64,15 @@ def test_a_stance_head_decides_from_the_state(db_index, tmp_path):
     expected = [r.predicted for r in run_stance_head_here(pairs, states, path)]
     assert [r["predicted"] for r in rows] == expected
 
+    # a head reading the pair features after the state: the CLI computes them itself
+    lexical = train_stance_head(pairs, states, "logistic", pair_features=True)
+    lexical_path = lexical.save(tmp_path / "lexical.npz")
+    again = CliRunner().invoke(main, [*args, "--stance-head", str(lexical_path)])
+    assert again.exit_code == 0, again.output
+    rows = [json.loads(x) for x in (tmp_path / "out" / "stance.jsonl").read_text().splitlines()]
+    expected = [r.predicted for r in run_stance_head_here(pairs, states, lexical_path)]
+    assert [r["predicted"] for r in rows] == expected
+
     # a head of one score (a fact's head) is refused with one clear line
     fit_head_path = tmp_path / "fact.npz"
     fit_head(states, np.arange(N_PAIRS) % 2 == 0).save(fit_head_path)

@@ -6,7 +6,10 @@ the state the model reads them from can be probed for it.
 The head is trained with the pairs grouped by claim (the pairs of one claim never sit on
 both sides of a split) and each stance weighed by the inverse of its frequency (it is
 judged by macro-F1); ``crossfit_head`` decides each claim half with a head trained on
-the other, as ``crossfit_stance`` does for the label bias. The embedded model's head ships
+the other, as ``crossfit_stance`` does for the label bias. A head may also read a dozen
+lexical features of the pair after the state (``pair_features.py``: how much of the claim
+the evidence repeats, its numbers, the slot check), which the label logits and the state
+of a small model give poorly. The embedded model's head ships
 in ``data/heads/<model>-stance.npz``; ``fscore factcheck`` uses it when it exists.
 """
 
@@ -18,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.methods.factcheck.data import STANCES, StancePair
+from factscore_local.methods.factcheck.pair_features import PAIR_FEATURES, feature_matrix
 from factscore_local.methods.factcheck.pipeline import (
     CLAIM_MARK,
     STANCE_WORDS,
@@ -56,6 +60,26 @@ def stance_states(pairs: Sequence[StancePair], lm) -> np.ndarray:
     return np.stack(lm.choice_states(prompts, STANCE_WORDS, prefixes))
 
 
+def head_inputs(pairs: Sequence[StancePair], states: np.ndarray, pair_features: bool) -> np.ndarray:
+    """What a head reads per pair without an error: the state, and with ``pair_features``
+    the pair's lexical features (``pair_features.py``) after it."""
+    if not pair_features:
+        return states
+    ok = [p for p in pairs if not p.error]
+    lexical = feature_matrix([p.claim for p in ok], [p.evidence for p in ok])
+    return np.hstack([np.asarray(states, np.float32).reshape(len(ok), -1), lexical])
+
+
+def reads_pair_features(head: StateHead) -> bool:
+    """Whether the head was fitted with the pair features after the state (their names
+    are in its record; a head of another version of them is refused)."""
+    names = head.record.get("pair_features")
+    if names and list(names) != list(PAIR_FEATURES):
+        raise ValueError(f"this stance head reads pair features {names}, not this version's "
+                         f"{list(PAIR_FEATURES)}: retrain it")  # fmt: skip
+    return bool(names)
+
+
 def stance_logits(head: StateHead, states: np.ndarray) -> np.ndarray:
     """(n, 4) logits in STANCES' order; a stance the head was not trained on (too few pairs
     of it) gets -inf, so probability 0."""
@@ -73,7 +97,11 @@ def stance_logits(head: StateHead, states: np.ndarray) -> np.ndarray:
 
 def decide(pairs: Sequence[StancePair], states: np.ndarray, head: StateHead) -> list[StanceResult]:
     """Stance probabilities of the pairs (an error pair gets none) from their states."""
-    probabilities = iter(_softmax(stance_logits(head, states)) if len(states) else [])
+    if len(states):
+        inputs = head_inputs(pairs, states, reads_pair_features(head))
+        probabilities = iter(_softmax(stance_logits(head, inputs)))
+    else:
+        probabilities = iter([])
     out = []
     for pair in pairs:
         if pair.error:
@@ -91,19 +119,24 @@ def run_stance_head(pairs: Sequence[StancePair], lm, head: StateHead) -> list[St
 
 def train_stance_head(
     pairs: Sequence[StancePair], states: np.ndarray, kind: str = "logistic", seed: int = 0,
-    record: dict | None = None,
+    record: dict | None = None, pair_features: bool = False,
 ) -> StateHead:  # fmt: skip
-    """A head over the four stances, its regularisation chosen by claim-grouped CV."""
+    """A head over the four stances, its regularisation chosen by claim-grouped CV; with
+    ``pair_features`` it reads the pairs' lexical features after the state."""
     from factscore_local.labels.heads import fit_head
 
     ok = [p for p in pairs if not p.error]
     targets = np.asarray([p.stance for p in ok])
-    return fit_head(states, targets, [p.claim for p in ok], kind, seed, record)
+    inputs = head_inputs(ok, states, pair_features)
+    if pair_features:
+        record = {**(record or {}), "pair_features": list(PAIR_FEATURES)}
+    return fit_head(inputs, targets, [p.claim for p in ok], kind, seed, record)
 
 
 def crossfit_head(
-    pairs: Sequence[StancePair], states: np.ndarray, kind: str = "logistic", seed: int = 0
-) -> list[StanceResult]:
+    pairs: Sequence[StancePair], states: np.ndarray, kind: str = "logistic", seed: int = 0,
+    pair_features: bool = False,
+) -> list[StanceResult]:  # fmt: skip
     """Each claim half decided by a head trained on the other half's pairs."""
     from factscore_local.labels.validation import topic_half
 
@@ -114,7 +147,8 @@ def crossfit_head(
         train, test = np.flatnonzero(halves != half), np.flatnonzero(halves == half)
         if not len(train) or not len(test):
             continue
-        head = train_stance_head([ok[i] for i in train], states[train], kind, seed)
+        head = train_stance_head([ok[i] for i in train], states[train], kind, seed,
+                                 pair_features=pair_features)  # fmt: skip
         for i, result in zip(test, decide([ok[i] for i in test], states[test], head), strict=True):
             decided[int(i)] = result
     return [decided[i] for i in sorted(decided)]
