@@ -56,7 +56,6 @@ from scripts.common import (
     add_data_option,
     data_root,
     flatten,
-    git_commit,
     log,
     results_record,
     write_results,
@@ -150,7 +149,6 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args = ap.parse_args(argv)
     watch = Stopwatch()
-    commit = git_commit()  # before the run writes its shipped head
     seed_cache(args.cache, args.seed_cache, "heads")
     before = model_results(args.cache)
     run = Runner(args.index, args.cache, data_root(args.data), args.lm, None, "page")
@@ -200,13 +198,13 @@ def main(argv: list[str] | None = None) -> None:
         head = fit_head(states, supported, topics, "logistic", args.seed,
                         {"model": model_name(args.lm), "fitted_on": data,
                          "verifier_prompt": config.verify_question,
-                         "commit": commit})  # fmt: skip
+                         "commit": watch.commit})  # fmt: skip
         head.save(args.ship)
         log("heads", f"wrote {args.ship}")
     print(flatten(out))
     if args.results or args.results_out:
         record = results_record(args.results or "heads", "scripts.bench_heads", argv, data,
-                                flatten(out), watch, commit, levers=out, tables=layout(out),
+                                flatten(out), watch, levers=out, tables=layout(out),
                                 computed=model_results(args.cache) - before)  # fmt: skip
         log("heads", f"wrote {write_results(record, args.results_out)}")
 

@@ -42,7 +42,6 @@ from scripts.common import (
     add_data_option,
     data_root,
     flatten,
-    git_commit,
     log,
     results_record,
     write_results,
@@ -107,7 +106,6 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args = ap.parse_args(argv)
     watch = Stopwatch()
-    commit = git_commit()  # before the run writes its shipped head
     seed_cache(args.cache, args.seed_cache, "stance")
     before = model_results(args.cache)  # (cache misses would count file digests too)
     pairs = read_stance_pairs(data_root(args.data) / STANCE_FILE)[: args.limit]
@@ -145,7 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.ship:
         head = train_stance_head(pairs, states, args.ship_kind, args.seed,
                                  {"model": model_name(args.lm), "fitted_on": data,
-                                  "commit": commit},
+                                  "commit": watch.commit},
                                  pair_features=args.ship_pair_features)  # fmt: skip
         head.save(args.ship)
         log("stance", f"wrote {args.ship}")
@@ -153,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.results or args.results_out:
         name, computed = args.results or "stance-head", model_results(args.cache) - before
         record = results_record(name, "scripts.bench_stance_head", argv, data, flatten(out),
-                                watch, commit, tables=tables(out), computed=computed)  # fmt: skip
+                                watch, tables=tables(out), computed=computed)  # fmt: skip
         log("stance", f"wrote {write_results(record, args.results_out)}")
 
 

@@ -149,10 +149,13 @@ def peak_rss_mb() -> float:
 
 @dataclass
 class Stopwatch:
-    """Wall time of named steps (``with watch("step"): ...``) and the process's peak RSS."""
+    """Wall time of named steps (``with watch("step"): ...``) and the process's peak RSS,
+    and the commit the run started at (a benchmark that writes a shipped file, or whose
+    code changes while it runs, is recorded at the code it ran)."""
 
     steps: dict[str, float] = field(default_factory=dict)
     start: float = field(default_factory=time.perf_counter)
+    commit: str = field(default_factory=lambda: git_commit())
 
     @contextmanager
     def __call__(self, name: str) -> Iterator[None]:
@@ -240,8 +243,8 @@ def results_record(
         data: what it ran on (topics, bios, facts, ...).
         figures: flat {figure name: value}; what the checker compares.
         watch: its stopwatch (total seconds and steps are recorded with the peak RSS).
-        commit: the commit the run started at (default: the checkout's now); a benchmark
-            that writes a shipped file takes it first, so its own output is not dirt.
+        commit: the commit the code ran at (default: the stopwatch's, taken when the run
+            started, else the checkout's now).
         extra: more fields (e.g. ``replay`` or ``computed``).
 
     Returns:
@@ -252,7 +255,7 @@ def results_record(
         "command": command_line(module, argv),
         "module": module,
         "argv": argv,
-        "commit": commit or git_commit(),
+        "commit": commit or (watch.commit if watch else "") or git_commit(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "data": data,

@@ -90,6 +90,20 @@ def test_compare_ok_and_fail():
     assert check.same(float("nan"), float("nan")) and not check.same(1, True)
 
 
+def test_a_record_keeps_the_commit_its_run_started_at(monkeypatch):
+    """The stopwatch takes the commit when the run starts: a run that writes a shipped
+    file, or whose checkout moves on while it runs, is recorded at the code it ran."""
+    monkeypatch.setattr(common, "git_commit", lambda: "abc123")
+    watch = common.Stopwatch()
+    monkeypatch.setattr(common, "git_commit", lambda: "def456+dirty")
+    record = common.results_record("t", "scripts.x", [], {}, {"f": 1}, watch)
+    assert record["commit"] == "abc123"
+    assert common.results_record("t", "scripts.x", [], {}, {}, watch, "0ff1ce")["commit"] == (
+        "0ff1ce"
+    )
+    assert common.results_record("t", "scripts.x", [], {}, {})["commit"] == "def456+dirty"
+
+
 def test_replay_spec_fills_scratch_paths():
     argv = ["--index", "dev-index", "--cache=x.db", "--seed-cache", "a.jsonl.gz",
             "--out", "o.json", "--rows", "r", "--results", "t", "--topics", "98"]  # fmt: skip
