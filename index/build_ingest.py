@@ -12,10 +12,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tqdm import tqdm
+
 from factscore_local.index.prepare import Preparer
 from factscore_local.index.sources import Record, read_source
 from factscore_local.index.store import Store
-from tqdm import tqdm
 
 if TYPE_CHECKING:  # annotation only: builder imports this module
     from factscore_local.index.builder import BuildOptions

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from factscore_local.extras import check_installed
 from factscore_local.index.build_ingest import _ingest
 from factscore_local.index.build_ingest import reason_category as reason_category  # re-export
 from factscore_local.index.chunking import DEFAULT_MAX_TOKENS
@@ -31,8 +32,6 @@ from factscore_local.index.models import DEFAULT_DENSE
 from factscore_local.index.sources import check_source
 from factscore_local.index.store import STORE_NAME, Store
 from factscore_local.index.tokenizer import DEFAULT_TOKENIZER
-
-from factscore_local.extras import check_installed
 
 
 class BuildError(Exception):

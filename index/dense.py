@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
-from factscore_local.index.chunking import strip_markers
 
 from factscore_local.extras import require
+from factscore_local.index.chunking import strip_markers
 
 DENSE_INDEX = "dense.faiss"
 

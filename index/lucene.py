@@ -17,10 +17,9 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from factscore_local.extras import require
 from factscore_local.index.chunking import strip_markers
 from factscore_local.index.offline import enforce_offline
-
-from factscore_local.extras import require
 
 BM25_DIR = "bm25"
 

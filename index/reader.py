@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
 from factscore_local.index.chunking import strip_markers
 from factscore_local.index.manifest import read_manifest
 from factscore_local.index.sources import SEPARATOR

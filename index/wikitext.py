@@ -17,16 +17,6 @@ import re
 from dataclasses import dataclass, field
 
 import mwparserfromhell
-from factscore_local.index.wikitext_fallback import _crude_sections
-from factscore_local.index.wikitext_sections import (
-    _APOSTROPHES,
-    _COMMENT,
-    _ITEM,
-    _MAGIC_WORD,
-    _WS,
-    _SectionBuilder,
-    _tidy,
-)
 from mwparserfromhell.nodes import (
     Argument,
     Comment,
@@ -39,6 +29,17 @@ from mwparserfromhell.nodes import (
     Wikilink,
 )
 from mwparserfromhell.wikicode import Wikicode
+
+from factscore_local.index.wikitext_fallback import _crude_sections
+from factscore_local.index.wikitext_sections import (
+    _APOSTROPHES,
+    _COMMENT,
+    _ITEM,
+    _MAGIC_WORD,
+    _WS,
+    _SectionBuilder,
+    _tidy,
+)
 
 __all__ = ["DISAMBIGUATION_TEMPLATES", "CleanPage", "clean_page", "is_disambiguation"]
 

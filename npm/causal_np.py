@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
 from factscore_local.index.chunking import strip_markers
 from factscore_local.npm.stopwords import stopword_forms
 

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from factscore_local.npm.np_model import (
     SECTION_MARKERS as SECTION_MARKERS,  # re-exported: it was defined here
 )

@@ -121,7 +121,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def make_pairs(args, watch):
     """All pairs of the 98 dev topics (pools from all dev pages), then the slice."""
     from factscore_local.index.reader import KnowledgeSource
-
     from factscore_local.pipeline.decompose import load_spacy
 
     root = data_root(args.data)

@@ -231,10 +231,10 @@ def bench_simulation(root: Path, s_per_fact: float, row: dict, scaled_total_s: f
 def bench_dense(root: Path, work: Path, n_queries: int) -> dict:
     """The dev pages' dense vectors: one process against 2 Ray workers x 1 thread."""
     import faiss
-    from factscore_local.index.builder import BuildOptions, build_index
-    from factscore_local.index.dense import Embedder
 
     from factscore_local.distributed import build_index_with_ray
+    from factscore_local.index.builder import BuildOptions, build_index
+    from factscore_local.index.dense import Embedder
 
     paths = {"single": work / "dense-single", "ray": work / "dense-ray"}
     for path in paths.values():

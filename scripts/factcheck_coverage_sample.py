@@ -13,7 +13,6 @@ import random
 from pathlib import Path
 
 from factscore_local.index.reader import KnowledgeSource
-
 from scripts.common import add_data_option, data_root
 
 

@@ -51,6 +51,7 @@ def evidence_similarity(rows: list[BioRow], index: Path) -> dict[tuple[str, str]
     """The highest cosine similarity (all-MiniLM-L6-v2, normalised) between each fact and a
     sentence (pysbd, 3 words or more) of its top-k passages, model and human facts alike."""
     import pysbd
+
     from factscore_local.index.chunking import strip_markers
     from factscore_local.index.models import load_sentence_transformer
     from factscore_local.index.reader import KnowledgeSource

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
 from factscore_local.index.builder import BuildOptions, build_index
 from factscore_local.index.offline import enforce_offline
 

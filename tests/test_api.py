@@ -11,12 +11,12 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from factscore_local.data import data_file
 
 import factscore_local
 from factscore_local.api import build_index, evaluate, read_generations, validate
 from factscore_local.cli import main
 from factscore_local.config import SETTING_FIELDS, EvalConfig
+from factscore_local.data import data_file
 from tests.conftest import EXCERPT, ROOT, SHARED, require
 
 LABELED = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from factscore_local.index.builder import BuildOptions, build_index
 from factscore_local.index.sources import SourceError
-
 from tests.conftest import EXCERPT, require
 
 PAGE = """  <page>

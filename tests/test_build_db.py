@@ -7,7 +7,6 @@ import sqlite3
 
 from factscore_local.index.reader import KnowledgeSource
 from factscore_local.index.sources import SEPARATOR
-
 from tests.conftest import DEV_DB, require
 
 

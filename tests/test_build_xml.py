@@ -6,10 +6,10 @@ import json
 import re
 
 import pytest
-from factscore_local.index.builder import BuildOptions, build_index
-from factscore_local.index.reader import KnowledgeSource
 from rank_bm25 import BM25Okapi
 
+from factscore_local.index.builder import BuildOptions, build_index
+from factscore_local.index.reader import KnowledgeSource
 from tests.conftest import EXCERPT, TABLES, require, xml_pages
 
 MARKUP = ["{{", "}}", "[[", "]]", "{|", "|}", "<ref", "</ref>", "<!--", "'''", "&nbsp;"]

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from factscore_local.index.demo_data import EXCERPT, find_dump
-from factscore_local.index.open_domain import installed_source
 
 from factscore_local import model_store
+from factscore_local.index.demo_data import EXCERPT, find_dump
+from factscore_local.index.open_domain import installed_source
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLE_SH = ROOT / "scripts" / "bundle.sh"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+
 from factscore_local.index.chunking import chunk_page, strip_markers
 from factscore_local.index.sources import SEPARATOR
 from factscore_local.index.tokenizer import clean_up_tokenization, load_tokenizer
-
 from tests.conftest import DEV_DB, require
 
 

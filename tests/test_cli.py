@@ -7,9 +7,9 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from factscore_local.index.demo_data import EXCERPT, find_dump
 
 from factscore_local.cli import main
+from factscore_local.index.demo_data import EXCERPT, find_dump
 from tests.conftest import ROOT
 
 
@@ -100,9 +100,8 @@ def test_the_demo_rejects_its_planted_statements_with_the_default(xml_index, tmp
     model results of a recorded demo run (``scripts/cache/demo-1.5b.jsonl.gz``; a prompt
     that changed is computed afresh): every fact that states a planted error is rejected,
     and every other fact is accepted."""
-    from factscore_local.data import data_file
-
     from factscore_local.api import evaluate
+    from factscore_local.data import data_file
     from factscore_local.model_store import DEFAULT_LM, installed_path
     from factscore_local.runtime.cache import ResultCache
 

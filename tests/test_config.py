@@ -7,7 +7,8 @@ import dataclasses
 
 import pytest
 
-from factscore_local.config import DEFAULTS, EvalConfig, build_config, default_np_threshold
+from factscore_local.config import DEFAULTS, EvalConfig, build_config
+from factscore_local.npm.defaults import default_np_threshold
 
 
 def test_defaults_come_from_one_place(tmp_path):

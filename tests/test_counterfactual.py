@@ -34,7 +34,6 @@ def probe():
     if not (LABELED / "ChatGPT.jsonl").is_file() or not (INDEX / "manifest.json").is_file():
         pytest.skip("needs ../shared/data/factscore/labeled-dev and dev-index/ (build-index)")
     from factscore_local.index.reader import KnowledgeSource
-
     from factscore_local.pipeline.decompose import load_spacy
 
     facts = []

@@ -451,8 +451,9 @@ def test_np_stopwords_file_changes_what_np_skips(db_index, tmp_path):
     """--np-stopwords gives a masked-LM NP scorer its skipped ids (here MiniLM's ids of
     'the' and 'is', far fewer than its derived list): NP values change, and the two runs
     do not share cache entries."""
-    from factscore_local.index.models import minilm_path
     from transformers import AutoTokenizer
+
+    from factscore_local.index.models import minilm_path
 
     tok = AutoTokenizer.from_pretrained(str(minilm_path()))
     stop = tmp_path / "stop.txt"

@@ -95,7 +95,7 @@ def test_default_np_separates_supported_facts(db_index, tmp_path):
     """The default NP scorer (the causal LM's token probabilities in the verification pass) puts
     the humans' supported facts above their not-supported ones on a real bio, and the
     ensemble accepts a fact only where both the margin and NP do."""
-    from factscore_local.config import DEFAULT_NP_MODEL, STANDIN_NP_THRESHOLDS
+    from factscore_local.npm.defaults import DEFAULT_NP_MODEL, STANDIN_NP_THRESHOLDS
 
     assert DEFAULT_NP_MODEL == "lm-joint"
     bio = next(iter(read_bios(require(CHATGPT))))
@@ -153,7 +153,6 @@ def test_joint_np_comes_from_the_verification_pass(db_index, tmp_path):
     per fact, no NP prompts), the np verifier alone gets the same values, and a value is
     the statement probability of the fact's own prompt evaluated alone."""
     from factscore_local.npm.causal_np import content_probability, skip_ids
-
     from factscore_local.pipeline.cached_models import _statement_span
 
     bio = next(iter(read_bios(require(CHATGPT))))

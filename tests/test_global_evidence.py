@@ -8,10 +8,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from factscore_local.index.reader import KnowledgeSource
 
 from factscore_local.cli import main
 from factscore_local.config import EvalConfig
+from factscore_local.index.reader import KnowledgeSource
 from factscore_local.pipeline.components import build_components
 from factscore_local.pipeline.inputs import read_bios
 from factscore_local.pipeline.signals import FactQuery, _own_passages

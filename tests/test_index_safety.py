@@ -20,11 +20,11 @@ from pathlib import Path
 
 import psutil
 import pytest
+
 from factscore_local.index.builder import BuildError, BuildOptions, build_index, is_index_dir
 from factscore_local.index.lucene import run_tied
 from factscore_local.index.reader import KnowledgeSource, normalize_title
 from factscore_local.index.sources import SourceError
-
 from tests.conftest import DEV_DB, require
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from factscore_local.npm.causal_np import CausalNPScorer
 
 from factscore_local.lm import load_lm
 from factscore_local.model_store import SMALL_LM, installed_path
+from factscore_local.npm.causal_np import CausalNPScorer
 
 pytestmark = pytest.mark.slow
 
@@ -86,7 +86,6 @@ def test_judging_reads_the_statement_tokens_from_the_same_pass(small_lm):
     (the lm-joint NP): the statement's ids as the prompt holds them, log-probabilities that
     match a teacher-forced pass, and values that do not depend on the other prompts."""
     from factscore_local.npm.causal_np import content_probability, skip_ids
-
     from factscore_local.pipeline.cached_models import _statement_span
 
     statements = ["Marie Curie was born in Warsaw.", "Marie Curie was born in Lisbon."]

@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from factscore_local.index.builder import BuildOptions, build_index
 from factscore_local.index.open_domain import VITAL_ARTICLES, installed_source
 from factscore_local.index.reader import KnowledgeSource

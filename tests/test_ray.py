@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from factscore_local.index.builder import BuildOptions, build_index
 
 from factscore_local.config import EvalConfig
+from factscore_local.index.builder import BuildOptions, build_index
 from factscore_local.model_store import SMALL_LM, installed_path
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.inputs import read_bios

@@ -6,6 +6,7 @@ import json
 import sqlite3
 
 import pytest
+
 from factscore_local.index.builder import BuildOptions, build_index
 from factscore_local.index.reader import KnowledgeSource, UnknownTitleError
 

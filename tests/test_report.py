@@ -208,7 +208,6 @@ def test_evidence_passages_open_from_a_real_lm_run(db_index, browser_page, tmp_p
     """The small embedded LM verifies one labeled bio; clicking a fact's evidence in the
     report shows that passage's text from the index."""
     from factscore_local.index.reader import KnowledgeSource
-
     from factscore_local.model_store import SMALL_LM, installed_path
 
     if installed_path(SMALL_LM) is None:

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 from factscore_local.index.builder import BuildOptions, build_index
-
 from tests.conftest import EXCERPT, require
 
 TABLES = ("documents", "pages", "passages", "redirects", "bad_records")

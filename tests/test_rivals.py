@@ -75,7 +75,6 @@ def test_the_rivals_signal_is_the_lead_of_the_rivals_judged_as_facts(db_index, t
     verified as facts of their own, give against its margin; a swapped place meets its
     original as a rival."""
     from factscore_local.index.reader import KnowledgeSource
-
     from factscore_local.model_store import SMALL_LM, installed_path
 
     if installed_path(SMALL_LM) is None:

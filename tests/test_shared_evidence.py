@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from factscore_local.index.reader import KnowledgeSource
 
 from factscore_local.config import EvalConfig
+from factscore_local.index.reader import KnowledgeSource
 from factscore_local.pipeline.cached_models import _statement_span
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.evidence import shared_blocks

@@ -166,7 +166,6 @@ def test_the_slots_rule_records_the_check_of_each_facts_passages(db_index, tmp_p
     its own recorded evidence, and a fact with its year moved conflicts where the original
     was confirmed."""
     from factscore_local.index.reader import KnowledgeSource
-
     from factscore_local.model_store import SMALL_LM, installed_path
 
     if installed_path(SMALL_LM) is None:

@@ -121,7 +121,6 @@ def test_plain_format_and_yes_no_reach_the_lm_on_a_real_bio(db_index, tmp_path):
     end in the answer cue, yes-no prompts ask for Yes or No, and each setting is computed
     and cached apart from the default's (other margins, no cache hit between them)."""
     from factscore_local.index.reader import KnowledgeSource
-
     from factscore_local.model_store import SMALL_LM, installed_path
     from factscore_local.pipeline.inputs import Bio, read_bios
     from tests.test_shared_evidence import CHATGPT

@@ -188,7 +188,6 @@ def test_page_evidence_takes_the_segment_of_the_page_holding_most_of_the_top_k(x
     passages among its top-k hold most tokens; the segment depends on the page alone (the
     same with or without other claims), and a claim with no hits gets no passages."""
     from factscore_local.index.reader import KnowledgeSource
-
     from factscore_local.methods.veriscore.pipeline import claim_pages
     from factscore_local.pipeline.evidence import page_segments
 

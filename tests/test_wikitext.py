@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from factscore_local.index import wikitext
 from factscore_local.index.wikitext import (
     DISAMBIGUATION_TEMPLATES,

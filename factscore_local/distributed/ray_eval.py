@@ -26,7 +26,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from factscore_local.config import JOINT_NP, EvalConfig
+from factscore_local.config import EvalConfig
 from factscore_local.distributed.cluster import (
     PoolStats,
     actor_options,
@@ -39,6 +39,7 @@ from factscore_local.distributed.cluster import (
     start_actors,
     worker_device,
 )
+from factscore_local.npm.defaults import JOINT_NP
 from factscore_local.pipeline.inputs import Bio
 from factscore_local.pipeline.records import BioRow
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from factscore_local.config import JOINT_NP, EvalConfig
+from factscore_local.config import EvalConfig
+from factscore_local.npm.defaults import JOINT_NP
 
 # CachedLM is part of this module's API (tests and scripts build their own parts with it).
 from factscore_local.pipeline.cached_models import CachedLM, CachedNP

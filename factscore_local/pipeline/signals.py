@@ -26,7 +26,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from factscore_local.config import JOINT_NP, EvalConfig
+from factscore_local.config import EvalConfig
+from factscore_local.npm.defaults import JOINT_NP
 from factscore_local.pipeline.components import Components
 from factscore_local.pipeline.evidence import cheaper_per_page, page_blocks, shared_blocks
 from factscore_local.pipeline.lexical import coverage as lexical_coverage

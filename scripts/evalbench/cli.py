@@ -164,9 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     data = data_root(args.data)
     watch = Stopwatch()
-    from factscore_local.index.reader import KnowledgeSource
-
     from factscore_local.config import build_config
+    from factscore_local.index.reader import KnowledgeSource
     from factscore_local.lm import load_lm
     from factscore_local.model_store import resolve_lm
 

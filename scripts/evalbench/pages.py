@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 from factscore_local.data import data_file
-
 from scripts.common import labeled_bios
 from scripts.evalbench.bench import Bench, emit, log
 from scripts.evalbench.reference import (
@@ -48,7 +47,6 @@ def demo_page_facts(b: Bench, demo_index: Path) -> tuple[object, list]:
     page has more than 20 passages (Einstein's and Lincoln's in the demo excerpt), with the
     bio as the group."""
     from factscore_local.index.reader import KnowledgeSource
-
     from factscore_local.pipeline.inputs import read_bios
     from factscore_local.pipeline.signals import FactQuery
 

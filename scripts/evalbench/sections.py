@@ -261,7 +261,7 @@ def section_np(b: Bench) -> None:
     """Each NP scorer with a pass of its own: the causal LM on NP's passages (sharing the
     loaded weights) and the MiniLM encoder with NPM's math. The default, lm-joint, has no
     pass of its own: it is read from the verification pass."""
-    from factscore_local.config import DEFAULT_NP_MODEL, default_np_threshold
+    from factscore_local.npm.defaults import DEFAULT_NP_MODEL, default_np_threshold
     from factscore_local.pipeline.signals import FactQuery, np_values
 
     m = len(b.items)

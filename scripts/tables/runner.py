@@ -10,9 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
-from factscore_local.config import build_config, default_np_threshold
+from factscore_local.config import build_config
 from factscore_local.labels.calibration import apply_thresholds, collect, fit, settings_thresholds
 from factscore_local.labels.validation import half_means, subject_name, topic_half, validate_rows
+from factscore_local.npm.defaults import default_np_threshold
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.inputs import Bio
 from factscore_local.pipeline.records import BioRow
