@@ -69,8 +69,9 @@ def paper_figures() -> dict[str, str]:
 @click.option(
     "--stance-head",
     default=None,
-    help="A stance head (.npz) that decides the stance from the LM's hidden state; "
-    "default: the one shipped for the LM, if any; 'none': the label words' logits.",
+    help="A stance head (.npz) that decides the stance from the LM's hidden state (and the "
+    "pair's lexical features, if it was fitted with them); default: the one shipped for "
+    "the LM, if any; 'none': the label words' logits.",
 )
 @config_option("cache")
 @click.option("--quiet", is_flag=True)
