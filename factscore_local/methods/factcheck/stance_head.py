@@ -67,7 +67,7 @@ def head_inputs(pairs: Sequence[StancePair], states: np.ndarray, pair_features: 
         return states
     ok = [p for p in pairs if not p.error]
     lexical = feature_matrix([p.claim for p in ok], [p.evidence for p in ok])
-    return np.hstack([np.asarray(states, np.float32).reshape(len(ok), -1), lexical])
+    return np.hstack([np.asarray(states, np.float32), lexical])
 
 
 def reads_pair_features(head: StateHead) -> bool:
@@ -97,11 +97,8 @@ def stance_logits(head: StateHead, states: np.ndarray) -> np.ndarray:
 
 def decide(pairs: Sequence[StancePair], states: np.ndarray, head: StateHead) -> list[StanceResult]:
     """Stance probabilities of the pairs (an error pair gets none) from their states."""
-    if len(states):
-        inputs = head_inputs(pairs, states, reads_pair_features(head))
-        probabilities = iter(_softmax(stance_logits(head, inputs)))
-    else:
-        probabilities = iter([])
+    inputs = head_inputs(pairs, states, reads_pair_features(head)) if len(states) else states
+    probabilities = iter(_softmax(stance_logits(head, inputs)) if len(states) else [])
     out = []
     for pair in pairs:
         if pair.error:
