@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from factscore_local.config import EvalConfig, build_config
-from factscore_local.pipeline.inputs import Bio
+from factscore_local.pipeline.records.inputs import Bio
 from factscore_local.results import EvalResult
 
 # Where a run's results are cached when no cache is named, inside the index directory.
@@ -100,7 +100,7 @@ def read_generations(
         'Ada Lovelace'
     """
     from factscore_local.labels.validation import topic_half as half_of
-    from factscore_local.pipeline.inputs import bio_from_object, read_bios
+    from factscore_local.pipeline.records.inputs import bio_from_object, read_bios
 
     if isinstance(generations, str | Path):
         generations = [generations]
@@ -220,8 +220,8 @@ def finish_run(
     """A scored run's result: its summary, its validation against labels, and (when ``out``
     is given) its run record written beside the rows. Both engines end with it."""
     from factscore_local.labels.validation import validate_rows
-    from factscore_local.pipeline.run_record import build_record, write_record
-    from factscore_local.pipeline.scoring import summarize
+    from factscore_local.pipeline.decision.scoring import summarize
+    from factscore_local.pipeline.records.run_record import build_record, write_record
 
     summary = summarize(rows)
     validation = validate_rows(rows) if config.validate else None

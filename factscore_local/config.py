@@ -23,10 +23,10 @@ from factscore_local.npm.defaults import (
     STANDIN_NP_THRESHOLDS,
     default_np_threshold,
 )
-from factscore_local.pipeline.abstain import ABSTAIN_RULES
-from factscore_local.pipeline.evidence import EVIDENCE_MODES
-from factscore_local.pipeline.verifiers import Thresholds, get_verifier, verifier_names
-from factscore_local.pipeline.verify_prompt import QUESTIONS
+from factscore_local.pipeline.decision.verifiers import Thresholds, get_verifier, verifier_names
+from factscore_local.pipeline.decomposition.abstain import ABSTAIN_RULES
+from factscore_local.pipeline.evidence.blocks import EVIDENCE_MODES
+from factscore_local.pipeline.signals.verify_prompt import QUESTIONS
 
 RETRIEVALS = ("bm25", "dense")
 # "page": passages in the prompt in page order, so facts that retrieve the same set in

@@ -15,7 +15,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from factscore_local.index.pypi import pip_download
+from factscore_local.runtime.pypi import pip_download
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from factscore_local.index.models import DEFAULT_DENSE
 from factscore_local.index.sources import check_source
 from factscore_local.index.store import STORE_NAME, Store
 from factscore_local.index.tokenizer import DEFAULT_TOKENIZER
+from factscore_local.runtime.files import file_sha256
 
 
 class BuildError(Exception):
@@ -56,14 +57,6 @@ class BuildOptions:
     dense_batch: int = 256
     device: str = "auto"  # where the dense encoder runs: auto, cpu or cuda
     workers: int = field(default_factory=lambda: os.cpu_count() or 1)
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def quick_fingerprint(path: Path) -> str:

@@ -11,7 +11,7 @@ import os
 import zipfile
 from pathlib import Path
 
-from factscore_local.index.pypi import pip_download
+from factscore_local.runtime.pypi import pip_download
 
 EXCERPT = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 TABLES = "enwiki-table-markup.xml.bz2"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from factscore_local.extras import require
 from factscore_local.index.chunking import strip_markers
-from factscore_local.index.offline import enforce_offline
+from factscore_local.runtime.offline import enforce_offline
 
 BM25_DIR = "bm25"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from factscore_local.extras import require
-from factscore_local.index.offline import enforce_offline
+from factscore_local.runtime.offline import enforce_offline
 
 DEFAULT_DENSE = "minilm"
 

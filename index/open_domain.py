@@ -15,9 +15,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from factscore_local.index.builder import file_sha256
 from factscore_local.index.demo_data import cache_dir
-from factscore_local.index.pypi import pip_download
+from factscore_local.runtime.files import file_sha256
+from factscore_local.runtime.pypi import pip_download
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from factscore_local.index.offline import enforce_offline
+from factscore_local.runtime.offline import enforce_offline
 
 DEFAULT_TOKENIZER = "roberta"
 

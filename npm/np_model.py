@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from factscore_local.extras import require
-from factscore_local.index.offline import enforce_offline
+from factscore_local.runtime.offline import enforce_offline
 
 SECTION_MARKERS = ("<s>", "</s>")  # FActScore's passages keep these between sections
 

@@ -37,7 +37,7 @@ from factscore_local.labels.calibration import (
     rule_features,
     settings_thresholds,
 )
-from factscore_local.pipeline.verifiers import Thresholds, Verifier
+from factscore_local.pipeline.decision.verifiers import Thresholds, Verifier
 from factscore_local.report.data import read_rows
 from scripts.common import SUBJECTS
 from scripts.rules import folds, rule_with

@@ -41,8 +41,13 @@ from factscore_local.labels.counterfactual import (
     supported_facts,
 )
 from factscore_local.labels.validation import topic_half
-from factscore_local.pipeline.slots import slot_check
-from factscore_local.pipeline.verifiers import RIVALS_RULE, SIGNALS, Thresholds, get_verifier
+from factscore_local.pipeline.decision.verifiers import (
+    RIVALS_RULE,
+    SIGNALS,
+    Thresholds,
+    get_verifier,
+)
+from factscore_local.pipeline.signals.slots import slot_check
 from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (
     BENCH_OUT,
@@ -121,7 +126,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def make_pairs(args, watch):
     """All pairs of the 98 dev topics (pools from all dev pages), then the slice."""
     from factscore_local.index.reader import KnowledgeSource
-    from factscore_local.pipeline.decompose import load_spacy
+    from factscore_local.pipeline.decomposition.decompose import load_spacy
 
     root = data_root(args.data)
     bios = labeled_bios(root, SUBJECTS, responding=True)

@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from factscore_local.pipeline.labeled import human_facts, model_facts
-from factscore_local.pipeline.lexical import content_words
+from factscore_local.pipeline.records.labeled import human_facts, model_facts
+from factscore_local.pipeline.signals.lexical import content_words
 from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (
     SUBJECTS,

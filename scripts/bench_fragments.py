@@ -27,8 +27,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from factscore_local.pipeline.decompose import bullet_texts, cut_off_fact, parse_facts
-from factscore_local.pipeline.fragments import fragment_reasons
+from factscore_local.pipeline.decomposition.decompose import bullet_texts, cut_off_fact, parse_facts
+from factscore_local.pipeline.decomposition.fragments import fragment_reasons
 from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (
     SUBJECTS,
@@ -60,8 +60,8 @@ def own_facts(data: Path, index: Path, cache: Path | None, n_topics: int):
     """(facts, sentences, topics, counts of the outputs) of the own decomposition of the
     first n topics (file order)."""
     from factscore_local.config import build_config
+    from factscore_local.pipeline.decomposition.sentences import split_sentences
     from factscore_local.pipeline.estimator import Estimator
-    from factscore_local.pipeline.sentences import split_sentences
 
     estimator = Estimator(build_config({"index": index, "cache": cache}))
     decomposer = estimator.components.decomposer.get()

@@ -29,7 +29,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 def sentences(data: Path, n: int) -> list[str]:
     """The first n distinct sentences of the ChatGPT dev bios."""
-    from factscore_local.pipeline.sentences import split_sentences
+    from factscore_local.pipeline.decomposition.sentences import split_sentences
 
     out: list[str] = []
     for bio in labeled_bios(data, ("ChatGPT",))["ChatGPT"]:
@@ -40,7 +40,7 @@ def sentences(data: Path, n: int) -> list[str]:
 
 
 def decomposition_prompts(lm, texts: list[str]) -> tuple[list[str], int, list[str]]:
-    from factscore_local.pipeline.decompose import Decomposer
+    from factscore_local.pipeline.decomposition.decompose import Decomposer
 
     d = Decomposer(lm)
     return [d.prompt(t) for t in texts], d.max_new_tokens, list(d.stop)
@@ -54,7 +54,7 @@ def claim_prompts(lm, data: Path, n: int) -> tuple[list[str], int, list[str]]:
         extraction_prompt,
         read_responses,
     )
-    from factscore_local.pipeline.sentences import split_sentences
+    from factscore_local.pipeline.decomposition.sentences import split_sentences
 
     prompts: list[str] = []
     for r in read_responses(labeled_dir(data) / "ChatGPT.jsonl"):

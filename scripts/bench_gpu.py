@@ -49,7 +49,7 @@ def _machine() -> dict:
 
 def responding_bios(path: Path, n: int) -> list:
     """The first ``n`` bios of a labeled file that have annotations (the LM responded)."""
-    from factscore_local.pipeline.inputs import read_bios
+    from factscore_local.pipeline.records.inputs import read_bios
 
     bios = [b for b in read_bios(path) if b.annotations]
     return bios[:n]

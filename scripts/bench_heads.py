@@ -40,8 +40,7 @@ from factscore_local.labels.head_calibration import (
 )
 from factscore_local.labels.heads import fit_head
 from factscore_local.labels.validation import subject_name, topic_half
-from factscore_local.pipeline.records import BioRow
-from factscore_local.pipeline.verifiers import (
+from factscore_local.pipeline.decision.verifiers import (
     FITTED,
     HEAD_RULE,
     PLACE_VETO_RULE,
@@ -49,6 +48,7 @@ from factscore_local.pipeline.verifiers import (
     fitted_rule,
     register,
 )
+from factscore_local.pipeline.records.rows import BioRow
 from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (
     SUBJECTS,

@@ -59,8 +59,8 @@ def timed_run(lm, ids: list[list[int]], max_new: int, stop: list[str], stop_loop
 def main() -> int:
     from factscore_local.config import build_config
     from factscore_local.lm.base import cut_loop, loop_end
+    from factscore_local.pipeline.decomposition.sentences import split_sentences
     from factscore_local.pipeline.estimator import Estimator
-    from factscore_local.pipeline.sentences import split_sentences
 
     ap = argparse.ArgumentParser(
         prog="python -m scripts.bench_loop_stop", description=__doc__.split("\n\n")[0]

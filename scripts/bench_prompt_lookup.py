@@ -46,8 +46,8 @@ def parse_configs(text: str) -> list[tuple[int, int]]:
 
 def sample_sentences(bios, n: int, seed: int) -> list[str]:
     """``n`` distinct sentences the decomposer prompts, drawn with a fixed seed."""
-    from factscore_local.pipeline.decompose import forced_empty
-    from factscore_local.pipeline.sentences import split_sentences
+    from factscore_local.pipeline.decomposition.decompose import forced_empty
+    from factscore_local.pipeline.decomposition.sentences import split_sentences
 
     seen: list[str] = []
     for bio in bios:

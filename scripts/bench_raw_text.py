@@ -42,9 +42,9 @@ import numpy as np
 from factscore_local.config import model_defaults
 from factscore_local.labels.calibration import apply_thresholds, settings_thresholds
 from factscore_local.labels.validation import topic_half, validate_rows
-from factscore_local.pipeline.labeled import human_bio_score
-from factscore_local.pipeline.records import BioRow, HumanSide
-from factscore_local.pipeline.verifiers import RIVALS_RULE
+from factscore_local.pipeline.decision.verifiers import RIVALS_RULE
+from factscore_local.pipeline.records.labeled import human_bio_score
+from factscore_local.pipeline.records.rows import BioRow, HumanSide
 from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (
     SUBJECTS,
@@ -102,7 +102,7 @@ def shipped_shift(own: list[BioRow], rule: str, lm: str | None) -> float | None:
     facts): the one that minimises the three subjects' raw-text ER on every topic. What
     ``scripts.ship_rule --raw-text`` ships if the cross-fitted shift wins; None when no
     weights are shipped for the rule."""
-    from factscore_local.pipeline.verifiers import Thresholds
+    from factscore_local.pipeline.decision.verifiers import Thresholds
 
     weights = model_defaults(lm).get("rules", {}).get(rule, {}).get("rule_weights")
     if not weights:
@@ -188,7 +188,7 @@ def markup_figures(rows: list[BioRow]) -> dict:
     markdown; ``pipeline/clean.py``'s forms) and the share of them judged supported beside
     the share of the other facts: why a subject's raw-text estimate falls short."""
     from factscore_local.labels.validation import subject_name
-    from factscore_local.pipeline.clean import clean_generation
+    from factscore_local.pipeline.decomposition.clean import clean_generation
 
     judged = {s: ([], []) for s in SUBJECTS}  # subject -> (with markup, without)
     for row in rows:

@@ -32,7 +32,7 @@ import numpy as np
 
 from factscore_local.config import EvalConfig
 from factscore_local.model_store import SMALL_LM
-from factscore_local.pipeline.labeled import model_facts
+from factscore_local.pipeline.records.labeled import model_facts
 from scripts.common import (
     BENCH_OUT,
     SUBJECTS,

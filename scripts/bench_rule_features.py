@@ -41,8 +41,8 @@ from factscore_local.labels.calibration import (
     settings_thresholds,
 )
 from factscore_local.labels.validation import subject_name, wins_on_both_halves
-from factscore_local.pipeline.records import BioRow
-from factscore_local.pipeline.verifiers import COVERAGE_RULE_FEATURES, FEATURES, Verifier
+from factscore_local.pipeline.decision.verifiers import COVERAGE_RULE_FEATURES, FEATURES, Verifier
+from factscore_local.pipeline.records.rows import BioRow
 from factscore_local.report.data import read_rows
 from scripts.common import SUBJECTS
 from scripts.common import auc as auc_of

@@ -40,7 +40,7 @@ from factscore_local.methods.veriscore.pipeline import (
     verify,
 )
 from factscore_local.pipeline.components import build_components
-from factscore_local.pipeline.labeled import model_facts
+from factscore_local.pipeline.records.labeled import model_facts
 from scripts.common import BENCH_OUT, SUBJECTS, add_data_option, data_root, labeled_bios
 
 PRONOUN = re.compile(r"\b(he|she|him|her|his|hers|they|them|their|theirs)\b", re.I)

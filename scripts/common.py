@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from factscore_local.pipeline.inputs import Bio, read_bios
+from factscore_local.pipeline.records.inputs import Bio, read_bios
 from scripts.replay import replay_spec
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout

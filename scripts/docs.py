@@ -28,7 +28,7 @@ from pathlib import Path
 
 from factscore_local.config import model_defaults
 from factscore_local.model_store import DEFAULT_LM
-from factscore_local.pipeline.verifiers import NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE
+from factscore_local.pipeline.decision.verifiers import NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE
 from scripts.common import RESULTS, ROOT, SUBJECTS, read_results
 from scripts.tables.paper import PAPER_T3, PAPER_T9
 from scripts.tables.results import TABLE1_KEYS

@@ -45,7 +45,7 @@ def draw(rows: list[dict], seed: int) -> list[dict]:
 def set_aside_reasons(sample: list[dict], rows: list[dict]) -> list[str | None]:
     """What ``pipeline/standalone.py`` says of each sampled fact, read with the other facts
     of its bio (whether "they" dangles depends on them)."""
-    from factscore_local.pipeline.standalone import standalone_reasons
+    from factscore_local.pipeline.decomposition.standalone import standalone_reasons
 
     bios = {(r["subject"], r["topic"]): [f for _, f in r["facts"]] for r in rows}
     out = []

@@ -25,8 +25,8 @@ from factscore_local.labels.calibration import collect, fit, settings_thresholds
 from factscore_local.labels.head_calibration import human_states, with_held_out_head
 from factscore_local.labels.heads import fit_head
 from factscore_local.labels.validation import topic_half
-from factscore_local.pipeline.state_head import StateHead
-from factscore_local.pipeline.verifiers import HEAD_RULE, SIGNALS, Thresholds, get_verifier
+from factscore_local.pipeline.decision.verifiers import HEAD_RULE, SIGNALS, Thresholds, get_verifier
+from factscore_local.pipeline.signals.state_head import StateHead
 
 KIND = "logistic"
 

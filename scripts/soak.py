@@ -150,7 +150,7 @@ def ray_run(index: Path, bios: Path, cache: Path, out: Path) -> dict:
     from factscore_local.distributed.cluster import ray_session
     from factscore_local.distributed.ray_eval import journal_path, worker_name
     from factscore_local.model_store import SMALL_LM
-    from factscore_local.pipeline.inputs import read_bios
+    from factscore_local.pipeline.records.inputs import read_bios
 
     # as `fscore eval` builds it (the model's fitted rule and thresholds): the same command
     config = build_config({"index": index, "lm": SMALL_LM, "use_atomic_facts": True,

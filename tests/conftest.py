@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from factscore_local.index.builder import BuildOptions, build_index
-from factscore_local.index.offline import enforce_offline
+from factscore_local.runtime.offline import enforce_offline
 
 enforce_offline()  # before any test imports a Hugging Face library
 

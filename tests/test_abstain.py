@@ -6,7 +6,11 @@ import json
 
 import pytest
 
-from factscore_local.pipeline.abstain import ABSTAIN_RULES, is_abstained, remove_citation
+from factscore_local.pipeline.decomposition.abstain import (
+    ABSTAIN_RULES,
+    is_abstained,
+    remove_citation,
+)
 from tests.conftest import SHARED
 
 LABELED = SHARED / "factscore" / "labeled-dev"

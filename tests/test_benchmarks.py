@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from factscore_local.pipeline.labeled import human_facts
+from factscore_local.pipeline.records.labeled import human_facts
 from scripts import caches, check, common, docs, replay
 from tests.conftest import SHARED, require
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from factscore_local.config import EvalConfig
-from factscore_local.pipeline.clean import clean_generation
+from factscore_local.pipeline.decomposition.clean import clean_generation
+from factscore_local.pipeline.decomposition.sentences import split_sentences
 from factscore_local.pipeline.estimator import Estimator
-from factscore_local.pipeline.inputs import Bio
-from factscore_local.pipeline.sentences import split_sentences
+from factscore_local.pipeline.records.inputs import Bio
 
 
 @pytest.mark.parametrize(

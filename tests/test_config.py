@@ -26,7 +26,7 @@ def test_the_default_model_brings_its_fitted_rule(tmp_path):
     """The embedded 1.5B model decides with the coverage rule fitted for it, unless a
     verifier or a threshold is asked for."""
     from factscore_local.config import model_defaults
-    from factscore_local.pipeline.verifiers import get_verifier
+    from factscore_local.pipeline.decision.verifiers import get_verifier
 
     fitted = model_defaults(None)
     config = build_config({"index": tmp_path})

@@ -20,8 +20,8 @@ from factscore_local.labels.counterfactual import (
     sample,
     supported_facts,
 )
-from factscore_local.pipeline.inputs import read_bios
-from factscore_local.pipeline.slots import slot_check
+from factscore_local.pipeline.records.inputs import read_bios
+from factscore_local.pipeline.signals.slots import slot_check
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELED = ROOT.parent / "shared" / "data" / "factscore" / "labeled-dev"
@@ -34,7 +34,7 @@ def probe():
     if not (LABELED / "ChatGPT.jsonl").is_file() or not (INDEX / "manifest.json").is_file():
         pytest.skip("needs ../shared/data/factscore/labeled-dev and dev-index/ (build-index)")
     from factscore_local.index.reader import KnowledgeSource
-    from factscore_local.pipeline.decompose import load_spacy
+    from factscore_local.pipeline.decomposition.decompose import load_spacy
 
     facts = []
     for subject in ("ChatGPT", "PerplexityAI", "InstructGPT"):
@@ -125,7 +125,7 @@ def test_stated_values_read_a_page():
     import random
 
     from factscore_local.labels.stated import stated_replacement, stated_values
-    from factscore_local.pipeline.decompose import load_spacy
+    from factscore_local.pipeline.decomposition.decompose import load_spacy
 
     page = ("Andre Agassi is an American tennis player. He won the Canadian Open in 1992 and "
             "1995, and 8 Grand Slam titles. He married Steffi Graf in Las Vegas.")  # fmt: skip
@@ -148,7 +148,7 @@ def test_stated_names_are_whole_names_the_page_tags_alike():
     import random
 
     from factscore_local.labels.stated import stated_replacement, stated_values
-    from factscore_local.pipeline.decompose import load_spacy
+    from factscore_local.pipeline.decomposition.decompose import load_spacy
 
     page = ('Kyra Sedgwick was born in Manhattan, New York. She starred in "Singles" and '
             '"Phenomenon" with John Travolta, and married Kevin Bacon in Chicago.')  # fmt: skip
@@ -165,6 +165,6 @@ def test_stated_names_are_whole_names_the_page_tags_alike():
     fact = "She was born in Manhattan."
     picks = {swap("place", "Manhattan", values, fact, set(), random.Random(i)) for i in range(9)}
     assert picks == {"Chicago"}
-    from factscore_local.pipeline.rivals import country_key
+    from factscore_local.pipeline.signals.rivals import country_key
 
     assert country_key("the U.S.") == country_key("United States") != country_key("UK")

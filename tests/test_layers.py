@@ -124,10 +124,10 @@ def test_no_circle_of_imports():
 
 def test_the_check_sees_a_planted_backward_import_and_circle():
     edges = graph()
-    edges["factscore_local.pipeline.slots"].add("factscore_local.labels.counterfactual")
-    edges["factscore_local.labels.counterfactual"].add("factscore_local.pipeline.slots")
+    edges["factscore_local.pipeline.signals.slots"].add("factscore_local.labels.counterfactual")
+    edges["factscore_local.labels.counterfactual"].add("factscore_local.pipeline.signals.slots")
     assert layer("factscore_local.labels.counterfactual") in FORBIDDEN["pipeline"]
-    planted = {"factscore_local.labels.counterfactual", "factscore_local.pipeline.slots"}
+    planted = {"factscore_local.labels.counterfactual", "factscore_local.pipeline.signals.slots"}
     assert any(planted <= set(group) for group in cycles(edges))
 
 
@@ -136,7 +136,7 @@ def test_a_function_level_import_counts_and_a_type_checking_one_does_not(tmp_pat
     source.write_text(
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from factscore_local.labels import validation\n"
-        "def f():\n    from factscore_local.pipeline import slots\n"
+        "def f():\n    from factscore_local.pipeline.signals import slots\n"
     )
-    known = {"factscore_local.labels.validation", "factscore_local.pipeline.slots"}
-    assert imports(source, known) == {"factscore_local.pipeline.slots"}
+    known = {"factscore_local.labels.validation", "factscore_local.pipeline.signals.slots"}
+    assert imports(source, known) == {"factscore_local.pipeline.signals.slots"}

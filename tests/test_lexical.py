@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from factscore_local.config import build_config
-from factscore_local.pipeline.lexical import content_words, coverage, words_of
+from factscore_local.pipeline.signals.lexical import content_words, coverage, words_of
 
 PAGE = [
     (

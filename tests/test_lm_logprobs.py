@@ -334,7 +334,7 @@ def test_sentences_after_a_shared_page_read_it_once_and_judge_as_alone(small_lm,
     once, and give exactly the values of each prompt judged alone from an empty cache; a
     page stored by a plain prompt is loaded, not read, for the sentences."""
     from factscore_local.pipeline.cached_models import _statement_span
-    from factscore_local.pipeline.verify_prompt import retrieve_lm_prompt, sentence_prefix
+    from factscore_local.pipeline.signals.verify_prompt import retrieve_lm_prompt, sentence_prefix
 
     passages = [("Marie Curie", " ".join([PASSAGE] * 16))]
     sentences = {

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from factscore_local.cli import main
-from factscore_local.pipeline.sentences import MAX_SENTENCE_WORDS, split_sentences
+from factscore_local.pipeline.decomposition.sentences import MAX_SENTENCE_WORDS, split_sentences
 from tests.conftest import SHARED, require
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"

@@ -18,7 +18,7 @@ from factscore_local.methods.factcheck.stance_head import (
     head_inputs,
     train_stance_head,
 )
-from factscore_local.pipeline.state_head import StateHead
+from factscore_local.pipeline.signals.state_head import StateHead
 
 CLAIM = "Marie Curie won the Nobel Prize in Physics in 1903."
 

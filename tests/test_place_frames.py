@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from factscore_local.pipeline.place_frames import frames, place_frame_verdict
-from factscore_local.pipeline.slots import PLACE_CONFLICT, slot_signal
-from factscore_local.pipeline.verifiers import (
+from factscore_local.pipeline.decision.verifiers import (
     NUMBER_YEAR_VETO_RULE,
     PLACE_VETO_RULE,
     SLOTS_RULE_FEATURES,
     Thresholds,
     get_verifier,
 )
+from factscore_local.pipeline.signals.place_frames import frames, place_frame_verdict
+from factscore_local.pipeline.signals.slots import PLACE_CONFLICT, slot_signal
 
 LEAD = [
     "Largely self-educated, he became a lawyer in Illinois, a Whig Party leader, and a "

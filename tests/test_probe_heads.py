@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from factscore_local.labels.validation import topic_half
-from factscore_local.pipeline.records import BioRow, FactResult, HumanSide
-from factscore_local.pipeline.verifiers import PLACE_VETO_RULE
+from factscore_local.pipeline.decision.verifiers import PLACE_VETO_RULE
+from factscore_local.pipeline.records.rows import BioRow, FactResult, HumanSide
 from scripts.probe_heads import crossfit_verdicts, fit_halves
 
 WIDTH = 16

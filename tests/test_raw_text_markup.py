@@ -3,7 +3,7 @@ are judged supported beside the others, per subject (scripts/bench_raw_text.py).
 
 from __future__ import annotations
 
-from factscore_local.pipeline.records import BioRow, FactResult
+from factscore_local.pipeline.records.rows import BioRow, FactResult
 from scripts.bench_raw_text import markup_figures
 
 

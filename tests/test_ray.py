@@ -21,7 +21,7 @@ from factscore_local.config import EvalConfig
 from factscore_local.index.builder import BuildOptions, build_index
 from factscore_local.model_store import SMALL_LM, installed_path
 from factscore_local.pipeline.estimator import Estimator
-from factscore_local.pipeline.inputs import read_bios
+from factscore_local.pipeline.records.inputs import read_bios
 from tests.conftest import DEV_DB, SHARED, require
 
 ray = pytest.importorskip("ray")

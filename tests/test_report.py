@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from factscore_local.cli import main
-from factscore_local.pipeline.records import BioRow, FactResult, HumanSide
+from factscore_local.pipeline.records.rows import BioRow, FactResult, HumanSide
 from factscore_local.report.data import (
     ReportInputError,
     load_subjects,

@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 
 from factscore_local.config import EvalConfig
-from factscore_local.pipeline.estimator import Estimator
-from factscore_local.pipeline.inputs import read_bios
-from factscore_local.pipeline.rivals import rival_facts, rival_lead
-from factscore_local.pipeline.verifiers import (
+from factscore_local.pipeline.decision.verifiers import (
     RIVALS_RULE,
     RIVALS_RULE_FEATURES,
     Thresholds,
     get_verifier,
 )
+from factscore_local.pipeline.estimator import Estimator
+from factscore_local.pipeline.records.inputs import read_bios
+from factscore_local.pipeline.signals.rivals import rival_facts, rival_lead
 from tests.conftest import SHARED, require
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from factscore_local.cli import main
 from factscore_local.model_store import SMALL_LM, installed_path
-from factscore_local.pipeline.run_record import (
+from factscore_local.pipeline.records.run_record import (
     RecordError,
     file_sha256,
     lm_fingerprint,

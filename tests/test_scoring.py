@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from factscore_local.pipeline.scoring import BioScore, aggregate, length_penalty, score_bio
+from factscore_local.pipeline.decision.scoring import BioScore, aggregate, length_penalty, score_bio
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from factscore_local.pipeline.sentences import (
+from factscore_local.pipeline.decomposition.sentences import (
     Sentence,
     detect_initials,
     repair_sentences,

@@ -8,8 +8,8 @@ from factscore_local.config import EvalConfig
 from factscore_local.index.reader import KnowledgeSource
 from factscore_local.pipeline.cached_models import _statement_span
 from factscore_local.pipeline.estimator import Estimator
-from factscore_local.pipeline.evidence import shared_blocks
-from factscore_local.pipeline.inputs import read_bios
+from factscore_local.pipeline.evidence.blocks import shared_blocks
+from factscore_local.pipeline.records.inputs import read_bios
 from tests.conftest import SHARED, judged_prompts, require
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
@@ -148,7 +148,7 @@ def test_facts_of_a_higher_tier_use_blocks_without_changing_them(db_index):
 
 
 def test_page_segments_are_consecutive_balanced_and_within_budget(db_index):
-    from factscore_local.pipeline.evidence import page_segments
+    from factscore_local.pipeline.evidence.blocks import page_segments
 
     bio, ks = long_page_bio(db_index)
     page = ks.get_passages(bio.topic)
@@ -165,7 +165,7 @@ def test_page_segments_are_consecutive_balanced_and_within_budget(db_index):
 def test_page_blocks_follow_the_fact_and_not_its_company(db_index):
     """A fact takes the segment holding most of its passages (ties: its best-ranked one),
     and its block is the same alone as among other facts or bios."""
-    from factscore_local.pipeline.evidence import page_blocks
+    from factscore_local.pipeline.evidence.blocks import page_blocks
 
     bio, ks = long_page_bio(db_index)
     p = ks.get_passages(bio.topic)
@@ -184,7 +184,7 @@ def test_page_blocks_follow_the_fact_and_not_its_company(db_index):
 def test_auto_reads_the_cheaper_kind_per_page(db_index):
     """Two facts on a long page read less as their union than as the page's segments;
     many facts spread over the page read less as its segments than as their blocks."""
-    from factscore_local.pipeline.evidence import cheaper_per_page, page_blocks
+    from factscore_local.pipeline.evidence.blocks import cheaper_per_page, page_blocks
 
     bio, ks = long_page_bio(db_index)
     p = ks.get_passages(bio.topic)

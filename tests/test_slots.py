@@ -8,21 +8,21 @@ import numpy as np
 import pytest
 
 from factscore_local.config import EvalConfig, build_config
-from factscore_local.pipeline.estimator import Estimator
-from factscore_local.pipeline.inputs import read_bios
-from factscore_local.pipeline.slots import (
-    NATIONALITY_CONFLICT,
-    PLACE_CONFLICT,
-    slot_check,
-    slot_signal,
-)
-from factscore_local.pipeline.verifiers import (
+from factscore_local.pipeline.decision.verifiers import (
     NUMBER_VETO_RULE,
     NUMBER_YEAR_VETO_RULE,
     PLACE_VETO_RULE,
     SLOTS_RULE_FEATURES,
     Thresholds,
     get_verifier,
+)
+from factscore_local.pipeline.estimator import Estimator
+from factscore_local.pipeline.records.inputs import read_bios
+from factscore_local.pipeline.signals.slots import (
+    NATIONALITY_CONFLICT,
+    PLACE_CONFLICT,
+    slot_check,
+    slot_signal,
 )
 from tests.conftest import SHARED, require
 

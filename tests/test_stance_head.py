@@ -82,6 +82,6 @@ def test_a_stance_head_decides_from_the_state(db_index, tmp_path):
 
 def run_stance_head_here(pairs, states, path):
     from factscore_local.methods.factcheck.stance_head import decide
-    from factscore_local.pipeline.state_head import StateHead
+    from factscore_local.pipeline.signals.state_head import StateHead
 
     return decide(pairs, states, StateHead.load(path))

@@ -8,11 +8,11 @@ import pytest
 
 from factscore_local.config import EvalConfig
 from factscore_local.model_store import SMALL_LM, installed_path
+from factscore_local.pipeline.decomposition.sentences import Sentence
+from factscore_local.pipeline.decomposition.standalone import set_aside, standalone_reasons
 from factscore_local.pipeline.estimator import Estimator
-from factscore_local.pipeline.inputs import Bio
-from factscore_local.pipeline.records import BioRow
-from factscore_local.pipeline.sentences import Sentence
-from factscore_local.pipeline.standalone import set_aside, standalone_reasons
+from factscore_local.pipeline.records.inputs import Bio
+from factscore_local.pipeline.records.rows import BioRow
 
 
 @pytest.mark.parametrize(
@@ -81,7 +81,7 @@ def test_an_eval_sets_aside_a_dangling_fact_and_lists_it(db_index, tmp_path):
 
 def test_the_eval_summary_says_how_many_facts_were_set_aside(capsys):
     from factscore_local.cli.output import print_result
-    from factscore_local.pipeline.scoring import summarize
+    from factscore_local.pipeline.decision.scoring import summarize
     from factscore_local.results import EvalResult
 
     aside = (("It ran for years.", "dangling"), ("The text says so.", "meta"))

@@ -11,10 +11,7 @@ import pytest
 from factscore_local.config import EvalConfig
 from factscore_local.labels.calibration import SubjectFacts, apply_thresholds, collect, fit
 from factscore_local.labels.validation import validate_rows
-from factscore_local.pipeline.estimator import Estimator
-from factscore_local.pipeline.inputs import read_bios
-from factscore_local.pipeline.records import BioRow
-from factscore_local.pipeline.verifiers import (
+from factscore_local.pipeline.decision.verifiers import (
     Thresholds,
     Verifier,
     get_verifier,
@@ -22,6 +19,9 @@ from factscore_local.pipeline.verifiers import (
     unregister,
     verifier_names,
 )
+from factscore_local.pipeline.estimator import Estimator
+from factscore_local.pipeline.records.inputs import read_bios
+from factscore_local.pipeline.records.rows import BioRow
 from tests.conftest import SHARED, require
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"

@@ -11,7 +11,7 @@ import pytest
 from factscore_local.config import EvalConfig
 from factscore_local.pipeline.cached_models import _statement_span
 from factscore_local.pipeline.estimator import Estimator
-from factscore_local.pipeline.verify_prompt import (
+from factscore_local.pipeline.signals.verify_prompt import (
     DEMO_JUDGEMENTS,
     SENTENCE,
     STATEMENT,
@@ -90,7 +90,7 @@ def test_levers_reach_the_lm_on_a_real_bio(db_index, tmp_path):
     joint NP, equal to the plain prompt's), and the margins differ from the plain
     prompt's (the options change what the model reads)."""
     from factscore_local.model_store import SMALL_LM, installed_path
-    from factscore_local.pipeline.inputs import Bio
+    from factscore_local.pipeline.records.inputs import Bio
 
     if installed_path(SMALL_LM) is None:
         pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
@@ -122,7 +122,7 @@ def test_plain_format_and_yes_no_reach_the_lm_on_a_real_bio(db_index, tmp_path):
     and cached apart from the default's (other margins, no cache hit between them)."""
     from factscore_local.index.reader import KnowledgeSource
     from factscore_local.model_store import SMALL_LM, installed_path
-    from factscore_local.pipeline.inputs import Bio, read_bios
+    from factscore_local.pipeline.records.inputs import Bio, read_bios
     from tests.test_shared_evidence import CHATGPT
 
     if installed_path(SMALL_LM) is None:

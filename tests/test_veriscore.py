@@ -189,7 +189,7 @@ def test_page_evidence_takes_the_segment_of_the_page_holding_most_of_the_top_k(x
     same with or without other claims), and a claim with no hits gets no passages."""
     from factscore_local.index.reader import KnowledgeSource
     from factscore_local.methods.veriscore.pipeline import claim_pages
-    from factscore_local.pipeline.evidence import page_segments
+    from factscore_local.pipeline.evidence.blocks import page_segments
 
     knowledge = KnowledgeSource(xml_index)
 

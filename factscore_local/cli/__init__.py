@@ -12,7 +12,7 @@ import importlib
 import click
 
 from factscore_local import __version__
-from factscore_local.index.offline import enforce_offline
+from factscore_local.runtime.offline import enforce_offline
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -152,7 +152,7 @@ def _stance_head(option: str | None, lm: str | None):
     """The stance head asked for: a file, none, or the one shipped for the LM (if any)."""
     from factscore_local.config import model_name
     from factscore_local.methods.factcheck.stance_head import shipped_stance_head
-    from factscore_local.pipeline.state_head import load_head
+    from factscore_local.pipeline.signals.state_head import load_head
 
     if option == "none":
         return None

@@ -44,7 +44,7 @@ from factscore_local.cli.output import fail
 def report_cmd(outputs, html_out, index, categories, title, numbers_out) -> None:
     """An HTML report from one or more 'fscore eval --out' files (one per subject LM, or
     one file with several): summary, the paper's Figure 2 pictures, every bio's facts."""
-    from factscore_local.pipeline.run_record import RecordError
+    from factscore_local.pipeline.records.run_record import RecordError
     from factscore_local.report.build import build_report, report_numbers, write_report
     from factscore_local.report.data import ReportInputError, load_subjects, read_categories
 

@@ -61,7 +61,7 @@ def rerun_cmd(record_file, out, cache, as_json, quiet) -> None:
     from dataclasses import replace
 
     from factscore_local.api import read_generations, run_config
-    from factscore_local.pipeline.run_record import (
+    from factscore_local.pipeline.records.run_record import (
         RecordError,
         config_from_settings,
         read_record,

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from factscore_local.config import EvalConfig
-from factscore_local.pipeline.inputs import Bio
+from factscore_local.pipeline.records.inputs import Bio
 
 ENGINES = ("local", "ray")
 

@@ -49,7 +49,7 @@ class EmbedWorker:
     def _ready(self):
         if self.embedder is None:
             from factscore_local.index.dense import Embedder
-            from factscore_local.index.offline import enforce_offline
+            from factscore_local.runtime.offline import enforce_offline
 
             enforce_offline()
             import torch

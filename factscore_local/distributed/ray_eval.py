@@ -40,8 +40,8 @@ from factscore_local.distributed.cluster import (
     worker_device,
 )
 from factscore_local.npm.defaults import JOINT_NP
-from factscore_local.pipeline.inputs import Bio
-from factscore_local.pipeline.records import BioRow
+from factscore_local.pipeline.records.inputs import Bio
+from factscore_local.pipeline.records.rows import BioRow
 
 JOURNAL_FORMAT = "factscore-local ray journal 1"
 
@@ -70,7 +70,7 @@ def journal_path(out: Path) -> Path:
 def needs_lm(config: EvalConfig) -> bool:
     """Whether a run with ``config`` loads the LM (decomposition, the True/False margin or
     the causal NP): its workers then load it before the first bio."""
-    from factscore_local.pipeline.verifiers import get_verifier
+    from factscore_local.pipeline.decision.verifiers import get_verifier
 
     verifier = get_verifier(config.verifier)
     causal_np = verifier.uses_np and config.np_model_spec in ("lm", JOINT_NP)
@@ -86,8 +86,8 @@ class EvalWorker:
 
     def _ready(self):
         if self.estimator is None:
-            from factscore_local.index.offline import enforce_offline
             from factscore_local.pipeline.estimator import Estimator
+            from factscore_local.runtime.offline import enforce_offline
 
             enforce_offline()
             estimator = Estimator(self.config)
@@ -166,7 +166,7 @@ def group_by_topic(bios: Sequence[Bio]) -> list[list[int]]:
 
 def _run_key(config: EvalConfig, bios: Sequence[Bio]) -> str:
     """What a journal belongs to: the settings (threads aside) and the bios."""
-    from factscore_local.pipeline.run_record import settings_of
+    from factscore_local.pipeline.records.run_record import settings_of
     from factscore_local.runtime.cache import key_of
 
     settings = {k: v for k, v in settings_of(config).items() if k != "threads"}

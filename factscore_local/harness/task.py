@@ -25,7 +25,7 @@ from typing import Any
 from factscore_local.config import build_config
 from factscore_local.labels.validation import bio_result, f1_not_supported
 from factscore_local.pipeline.estimator import Estimator
-from factscore_local.pipeline.inputs import Bio, json_objects
+from factscore_local.pipeline.records.inputs import Bio, json_objects
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,7 @@ import numpy as np
 
 from factscore_local.extras import require
 from factscore_local.labels.validation import subject_name
-from factscore_local.pipeline.records import BioRow, FactResult
-from factscore_local.pipeline.verifiers import (
+from factscore_local.pipeline.decision.verifiers import (
     FEATURES,
     FITTED,
     SIGNALS,
@@ -38,6 +37,7 @@ from factscore_local.pipeline.verifiers import (
     get_verifier,
     rule_score,
 )
+from factscore_local.pipeline.records.rows import BioRow, FactResult
 
 OBJECTIVES = ("er", "f1")
 
@@ -300,7 +300,7 @@ def apply_thresholds(
     (what ``fscore eval --settings`` would give, without running a model)."""
     from dataclasses import replace
 
-    from factscore_local.pipeline.scoring import score_bio
+    from factscore_local.pipeline.decision.scoring import score_bio
 
     verifier = _as_verifier(verifier)
 

@@ -11,7 +11,7 @@ so that the page cannot support the changed fact. Everything is seeded: the same
 pages and seed give the same pairs.
 
 Example:
-    >>> from factscore_local.pipeline.decompose import load_spacy  # doctest: +SKIP
+    >>> from factscore_local.pipeline.decomposition.decompose import load_spacy  # doctest: +SKIP
     >>> pages = {"Ann Lee": "Ann Lee (born 1950) is an English singer from Leeds."}
     >>> facts = [SourceFact("Ann Lee", "Ann Lee was born in 1950.")]
     >>> pairs = make_counterfactuals(facts, pages, load_spacy(), Pools())  # doctest: +SKIP
@@ -282,7 +282,8 @@ def make_counterfactuals(
     Args:
         facts: supported facts; a fact whose topic has no page in ``pages`` is skipped.
         pages: {topic: the page's text}: a replacement must not occur in it.
-        nlp: a spaCy pipeline with NER (``factscore_local.pipeline.decompose.load_spacy``).
+        nlp: a spaCy pipeline with NER
+            (``factscore_local.pipeline.decomposition.decompose.load_spacy``).
         pools: replacement places, people and works (``build_pools`` of the pages).
         seed: the draw; each fact and kind draws from its own generator seeded with it, so
             a pair does not depend on which other facts are given.
@@ -313,7 +314,7 @@ def make_counterfactuals(
 
 def supported_facts(bios: Iterable[Any], subject: str = "") -> list[SourceFact]:
     """The human atomic facts labeled S of labeled bios (``pipeline.inputs.Bio``)."""
-    from factscore_local.pipeline.labeled import human_facts
+    from factscore_local.pipeline.records.labeled import human_facts
 
     return [SourceFact(bio.topic, f.text, subject or bio.source, bio.line, f.sentence)
             for bio in bios for f in human_facts(bio.annotations) if f.label == "S"]  # fmt: skip

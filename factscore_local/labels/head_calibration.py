@@ -22,8 +22,8 @@ import numpy as np
 from factscore_local.config import EvalConfig, model_name
 from factscore_local.labels.calibration import collect, fit
 from factscore_local.labels.heads import fold_heads, held_out_scores
-from factscore_local.pipeline.records import BioRow, FactResult
-from factscore_local.pipeline.verifiers import get_verifier, state_pass
+from factscore_local.pipeline.decision.verifiers import get_verifier, state_pass
+from factscore_local.pipeline.records.rows import BioRow, FactResult
 
 
 def rows_with_states(config: EvalConfig, bios: Sequence, progress: bool = False) -> list[BioRow]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from factscore_local.extras import require
-from factscore_local.pipeline.state_head import HEAD_KINDS, StateHead
+from factscore_local.pipeline.signals.state_head import HEAD_KINDS, StateHead
 
 # The regularisation searched: logistic regression's C (inverse strength), the MLP's
 # alpha (L2 strength). Hidden-state probes need strong regularisation: a few thousand

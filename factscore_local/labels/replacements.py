@@ -16,7 +16,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from factscore_local.pipeline.vocabulary import COUNTRIES, NATIONALITIES, NUMBER_WORDS, OCCUPATIONS
+from factscore_local.pipeline.signals.vocabulary import (
+    COUNTRIES,
+    NATIONALITIES,
+    NUMBER_WORDS,
+    OCCUPATIONS,
+)
 
 __all__ = [
     "COUNTRIES",

@@ -33,8 +33,8 @@ from factscore_local.labels.replacements import (
     _clean_entity,
     occurs,
 )
-from factscore_local.pipeline.rivals import country_key, is_country
-from factscore_local.pipeline.slots import slots
+from factscore_local.pipeline.signals.rivals import country_key, is_country
+from factscore_local.pipeline.signals.slots import slots
 
 
 @dataclass

@@ -20,7 +20,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from factscore_local.pipeline.records import BioRow
+from factscore_local.pipeline.records.rows import BioRow
 
 MARK_BEYOND = 5.0  # points; the paper marks over-/under-estimation beyond this
 

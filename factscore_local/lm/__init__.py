@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factscore_local.index.offline import enforce_offline
 from factscore_local.lm.base import LocalLM, TrueFalse
 from factscore_local.model_store import resolve_lm
 from factscore_local.runtime.core_slots import hold_cores
 from factscore_local.runtime.device import is_gpu
+from factscore_local.runtime.offline import enforce_offline
 
 BACKENDS = ("auto", "llama.cpp", "transformers")
 DTYPES = ("auto", "float32", "bfloat16", "float16")  # the transformers backend's

@@ -19,9 +19,9 @@ import copy
 from pathlib import Path
 
 from factscore_local.extras import require
-from factscore_local.index.offline import enforce_offline
 from factscore_local.lm.base import LocalLM, cut_at_stop
 from factscore_local.runtime.device import is_gpu, resolve_device
+from factscore_local.runtime.offline import enforce_offline
 
 
 class HFCausalLM(LocalLM):

@@ -224,7 +224,7 @@ def _by_prefix(pair: tuple[str, str | None]) -> tuple[str, str]:
 def _statement_span(prompt: str, statement: str) -> tuple[int, int]:
     """Characters of the statement in a verification prompt: from the space before it (a
     word-initial token starts there) to its end."""
-    from factscore_local.pipeline.verify_prompt import STATEMENT
+    from factscore_local.pipeline.signals.verify_prompt import STATEMENT
 
     start = prompt.rindex(STATEMENT) + len(STATEMENT) - 1
     text = statement.strip()

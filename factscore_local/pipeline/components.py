@@ -60,7 +60,7 @@ class Components:
     cache: ResultCache
     lm: Lazy[CachedLM]
     np: Lazy[CachedNP]
-    decomposer: Lazy[Any]  # factscore_local.pipeline.decompose.Decomposer
+    decomposer: Lazy[Any]  # factscore_local.pipeline.decomposition.decompose.Decomposer
     progress: Progress
     head: Lazy[Any]  # state_head.StateHead
 
@@ -135,7 +135,7 @@ def _np_scorer(
 def _state_head(config: EvalConfig):
     """The head a head rule weighs: the config's file, else the one shipped for the LM."""
     from factscore_local.config import model_name
-    from factscore_local.pipeline.state_head import load_head, shipped_head_path
+    from factscore_local.pipeline.signals.state_head import load_head, shipped_head_path
 
     path = config.head or shipped_head_path(model_name(config.lm))
     if config.head is None and not path.is_file():
@@ -146,7 +146,7 @@ def _state_head(config: EvalConfig):
 
 
 def _decomposer(config: EvalConfig, lm: Lazy[CachedLM]):
-    from factscore_local.pipeline.decompose import (
+    from factscore_local.pipeline.decomposition.decompose import (
         REFERENCE_INSTRUCTION,
         Decomposer,
         DemoSelector,

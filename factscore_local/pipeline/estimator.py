@@ -18,23 +18,23 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.config import EvalConfig
-from factscore_local.pipeline.abstain import is_abstained
-from factscore_local.pipeline.clean import Cleaned, clean_generation
 from factscore_local.pipeline.components import Components, build_components
-from factscore_local.pipeline.inputs import Bio
-from factscore_local.pipeline.labeled import (
+from factscore_local.pipeline.decision.scoring import score_bio
+from factscore_local.pipeline.decision.verifiers import Verifier, get_verifier
+from factscore_local.pipeline.decomposition.abstain import is_abstained
+from factscore_local.pipeline.decomposition.clean import Cleaned, clean_generation
+from factscore_local.pipeline.decomposition.sentences import split_sentences
+from factscore_local.pipeline.decomposition.standalone import set_aside
+from factscore_local.pipeline.records.inputs import Bio
+from factscore_local.pipeline.records.labeled import (
     HumanFact,
     LabeledFormatError,
     human_bio_score,
     human_facts,
     model_facts,
 )
-from factscore_local.pipeline.records import BioRow, FactResult, HumanSide
-from factscore_local.pipeline.scoring import score_bio
-from factscore_local.pipeline.sentences import split_sentences
-from factscore_local.pipeline.signals import FactQuery, compute_signals
-from factscore_local.pipeline.standalone import set_aside
-from factscore_local.pipeline.verifiers import Verifier, get_verifier
+from factscore_local.pipeline.records.rows import BioRow, FactResult, HumanSide
+from factscore_local.pipeline.signals.compute import FactQuery, compute_signals
 
 
 @dataclass

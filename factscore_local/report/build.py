@@ -21,8 +21,8 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from factscore_local.pipeline.records import BioRow
-from factscore_local.pipeline.run_record import describe
+from factscore_local.pipeline.records.rows import BioRow
+from factscore_local.pipeline.records.run_record import describe
 from factscore_local.report import plots
 from factscore_local.report.data import (
     Subject,

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from factscore_local.labels.validation import subject_name, validate_rows
-from factscore_local.pipeline.records import BioRow
-from factscore_local.pipeline.run_record import read_record, record_path
-from factscore_local.pipeline.scoring import summarize
+from factscore_local.pipeline.decision.scoring import summarize
+from factscore_local.pipeline.records.rows import BioRow
+from factscore_local.pipeline.records.run_record import read_record, record_path
 
 # FActScore's frequency classes, rarest first; other class names follow in sorted order.
 FREQUENCY_ORDER = ("very rare", "rare", "medium", "freq", "very freq")

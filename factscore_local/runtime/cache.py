@@ -37,7 +37,7 @@ def content_sha256(path: Path, cache: ResultCache) -> str:
     key = key_of("sha256", identity)
     digest = cache.get(key)
     if digest is None:
-        from factscore_local.index.builder import file_sha256
+        from factscore_local.runtime.files import file_sha256
 
         if path.is_file():
             digest = file_sha256(path)

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from factscore_local.pipeline.labeled import model_facts
+from factscore_local.pipeline.records.labeled import model_facts
 from scripts.common import labeled_bios, machine
 from scripts.common import log as _log
 

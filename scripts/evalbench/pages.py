@@ -23,8 +23,8 @@ def facts_by_page_length(ks, data: Path, per_class: int) -> dict[str, list]:
     """Per page-length class, up to per_class model facts of the labeled bios whose page
     falls in it (whole bios in file order, the last one cut), as FactQuery with the bio as
     the group."""
-    from factscore_local.pipeline.labeled import model_facts
-    from factscore_local.pipeline.signals import FactQuery
+    from factscore_local.pipeline.records.labeled import model_facts
+    from factscore_local.pipeline.signals.compute import FactQuery
 
     out: dict[str, list] = {name: [] for name, _, _ in PAGE_CLASSES}
     for labeled in labeled_bios(data, ("ChatGPT",), responding=True)["ChatGPT"]:
@@ -47,8 +47,8 @@ def demo_page_facts(b: Bench, demo_index: Path) -> tuple[object, list]:
     page has more than 20 passages (Einstein's and Lincoln's in the demo excerpt), with the
     bio as the group."""
     from factscore_local.index.reader import KnowledgeSource
-    from factscore_local.pipeline.inputs import read_bios
-    from factscore_local.pipeline.signals import FactQuery
+    from factscore_local.pipeline.records.inputs import read_bios
+    from factscore_local.pipeline.signals.compute import FactQuery
 
     ks = KnowledgeSource(demo_index)
     bios = [

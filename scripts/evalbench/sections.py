@@ -18,7 +18,7 @@ from scripts.evalbench.reference import (
 
 def section_decompose(b: Bench) -> None:
     from factscore_local.lm.base import LMStats
-    from factscore_local.pipeline.decompose import load_spacy
+    from factscore_local.pipeline.decomposition.decompose import load_spacy
 
     est = b.estimator()
     t0 = time.perf_counter()
@@ -262,7 +262,7 @@ def section_np(b: Bench) -> None:
     loaded weights) and the MiniLM encoder with NPM's math. The default, lm-joint, has no
     pass of its own: it is read from the verification pass."""
     from factscore_local.npm.defaults import DEFAULT_NP_MODEL, default_np_threshold
-    from factscore_local.pipeline.signals import FactQuery, np_values
+    from factscore_local.pipeline.signals.compute import FactQuery, np_values
 
     m = len(b.items)
     queries = [FactQuery(*item) for item in b.items]

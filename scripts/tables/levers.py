@@ -4,7 +4,7 @@ main run, per topic half."""
 from __future__ import annotations
 
 from factscore_local.labels.validation import wins_on_both_halves
-from factscore_local.pipeline.records import BioRow
+from factscore_local.pipeline.records.rows import BioRow
 from scripts.common import SUBJECTS
 from scripts.tables.markdown import interval_cell, md_intervals, md_results
 from scripts.tables.runner import COVERAGE_RULE, Runner, auc, default_and_crossfit

@@ -8,11 +8,7 @@ import numpy as np
 
 from factscore_local.config import build_config
 from factscore_local.labels.calibration import apply_thresholds
-from factscore_local.pipeline.estimator import Estimator
-from factscore_local.pipeline.evidence import EVIDENCE_MODES
-from factscore_local.pipeline.inputs import Bio
-from factscore_local.pipeline.records import BioRow
-from factscore_local.pipeline.verifiers import (
+from factscore_local.pipeline.decision.verifiers import (
     NUMBER_VETO_RULE,
     NUMBER_YEAR_VETO_RULE,
     PLACE_VETO_RULE,
@@ -20,6 +16,10 @@ from factscore_local.pipeline.verifiers import (
     SLOT_VETO_RULE,
     Thresholds,
 )
+from factscore_local.pipeline.estimator import Estimator
+from factscore_local.pipeline.evidence.blocks import EVIDENCE_MODES
+from factscore_local.pipeline.records.inputs import Bio
+from factscore_local.pipeline.records.rows import BioRow
 from scripts.common import SUBJECTS, labeled_bios
 from scripts.common import auc as auc_of_values
 from scripts.tables.markdown import md_intervals, md_page_length, md_results
@@ -136,8 +136,8 @@ def section_evidence_modes(report: dict, run: Runner, args) -> None:
     ~15 s a fact there, on an even sample of each bio's human facts. Both are compared on
     that sample: AUC of the margin (human S vs not S), agreement with the humans at margin
     0, and seconds per fact."""
-    from factscore_local.pipeline.labeled import human_facts, model_facts
-    from factscore_local.pipeline.signals import FactQuery
+    from factscore_local.pipeline.records.labeled import human_facts, model_facts
+    from factscore_local.pipeline.signals.compute import FactQuery
 
     bios = long_page_bios(run, args.evidence_bios)
     sample, everything, all_human = [], [], []

@@ -4,7 +4,7 @@ scripts.docs`` renders."""
 
 from __future__ import annotations
 
-from factscore_local.pipeline.inputs import Bio
+from factscore_local.pipeline.records.inputs import Bio
 from scripts.common import SUBJECTS
 
 TABLE1_KEYS = ("bios", "responding", "tokens", "sentences", "facts", "S", "NS", "IR",

@@ -9,9 +9,9 @@ import numpy as np
 
 from factscore_local.config import build_config
 from factscore_local.labels.calibration import apply_thresholds
-from factscore_local.pipeline.labeled import human_facts, model_facts
-from factscore_local.pipeline.records import BioRow
-from factscore_local.pipeline.verifiers import Thresholds
+from factscore_local.pipeline.decision.verifiers import Thresholds
+from factscore_local.pipeline.records.labeled import human_facts, model_facts
+from factscore_local.pipeline.records.rows import BioRow
 from scripts.tables.markdown import md_results
 from scripts.tables.runner import (
     LONG_PAGE,
@@ -109,8 +109,8 @@ def section_ablation_evidence(report: dict, run: Runner, args) -> None:
     ablation setting changes the passages its prompt shows, against BM25 k=5, in each
     evidence mode; by page length. Where nothing changes, the margin cannot change."""
     from factscore_local.pipeline.components import build_components
-    from factscore_local.pipeline.signals import FactQuery, _judged_on, _own_passages
-    from factscore_local.pipeline.verify_prompt import passage_token_counter
+    from factscore_local.pipeline.signals.compute import FactQuery, _judged_on, _own_passages
+    from factscore_local.pipeline.signals.verify_prompt import passage_token_counter
 
     bios = run.bios(args.topics, subjects=("ChatGPT",))
     queries = [

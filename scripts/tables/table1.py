@@ -9,8 +9,13 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.labels.validation import f1_not_supported
-from factscore_local.pipeline.inputs import Bio
-from factscore_local.pipeline.labeled import LABELS, human_bio_score, human_facts, label_counts
+from factscore_local.pipeline.records.inputs import Bio
+from factscore_local.pipeline.records.labeled import (
+    LABELS,
+    human_bio_score,
+    human_facts,
+    label_counts,
+)
 from scripts.common import SUBJECTS
 from scripts.tables.paper import PAPER_T1, PAPER_T9
 

@@ -22,10 +22,10 @@ import numpy as np
 from factscore_local.compat.factscore.knowledge import check_index, ensure_index, source_file
 from factscore_local.config import EvalConfig, build_config
 from factscore_local.pipeline.components import build_components
+from factscore_local.pipeline.decision.scoring import score_bio
 from factscore_local.pipeline.estimator import Estimator
-from factscore_local.pipeline.inputs import Bio
-from factscore_local.pipeline.records import BioRow
-from factscore_local.pipeline.scoring import score_bio
+from factscore_local.pipeline.records.inputs import Bio
+from factscore_local.pipeline.records.rows import BioRow
 from factscore_local.runtime.cache import ResultCache
 
 # The reference's default knowledge source (its data_dir holds <name>.db / <name>.jsonl).

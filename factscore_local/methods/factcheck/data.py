@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factscore_local.extras import require
-from factscore_local.pipeline.inputs import json_objects
+from factscore_local.pipeline.records.inputs import json_objects
 
 # The four stance labels, in the order the LM is asked for them.
 STANCES = ("support", "partial support", "refute", "irrelevant")

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from factscore_local.pipeline.lexical import STOPWORDS, WORD, content_words
-from factscore_local.pipeline.slots import NUMBER_CONFLICT, YEAR_CONFLICT, slot_signal
+from factscore_local.pipeline.signals.lexical import STOPWORDS, WORD, content_words
+from factscore_local.pipeline.signals.slots import NUMBER_CONFLICT, YEAR_CONFLICT, slot_signal
 
 NUMBER = re.compile(r"\d(?:[\d,.]*\d)?")  # "2,500", "3.5"; not a full stop after it
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")

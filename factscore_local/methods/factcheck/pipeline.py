@@ -26,7 +26,7 @@ from factscore_local.methods.factcheck.data import (
     classification_scores,
     edit_similarity,
 )
-from factscore_local.pipeline.verify_prompt import open_prompt, passage_block
+from factscore_local.pipeline.signals.verify_prompt import open_prompt, passage_block
 from factscore_local.prompts import load_demos, load_prompt
 
 # Label words per stance (first tokens must differ; checked by the LM).

@@ -29,7 +29,7 @@ from factscore_local.methods.factcheck.pipeline import (
     _softmax,
     stance_prompt,
 )
-from factscore_local.pipeline.state_head import HEADS_DIR, StateHead, load_head
+from factscore_local.pipeline.signals.state_head import HEADS_DIR, StateHead, load_head
 
 
 def stance_head_path(model: str) -> Path:

@@ -31,10 +31,10 @@ from factscore_local.methods.veriscore.core import (
     unique,
     windows,
 )
-from factscore_local.pipeline.evidence import page_blocks, shared_blocks
-from factscore_local.pipeline.inputs import json_objects
-from factscore_local.pipeline.sentences import split_sentences
-from factscore_local.pipeline.verify_prompt import passage_block, passage_token_counter
+from factscore_local.pipeline.decomposition.sentences import split_sentences
+from factscore_local.pipeline.evidence.blocks import page_blocks, shared_blocks
+from factscore_local.pipeline.records.inputs import json_objects
+from factscore_local.pipeline.signals.verify_prompt import passage_block, passage_token_counter
 from factscore_local.prompts import load_demos, load_prompt
 
 # The wording and our own demonstrations (a biography, a QA answer, and advice, fiction and

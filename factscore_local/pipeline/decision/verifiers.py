@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from factscore_local.pipeline.slots import (
+from factscore_local.pipeline.signals.slots import (
     NATIONALITY_CONFLICT,
     NUMBER_CONFLICT,
     PLACE_CONFLICT,

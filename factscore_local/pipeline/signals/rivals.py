@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from factscore_local.pipeline.fact_postprocess import load_spacy
-from factscore_local.pipeline.lexical import content_words
-from factscore_local.pipeline.slot_roles import SENTENCE_END
-from factscore_local.pipeline.vocabulary import COUNTRIES
+from factscore_local.pipeline.decomposition.fact_postprocess import load_spacy
+from factscore_local.pipeline.signals.lexical import content_words
+from factscore_local.pipeline.signals.slot_roles import SENTENCE_END
+from factscore_local.pipeline.signals.vocabulary import COUNTRIES
 
 # spaCy's entity labels whose values can stand in for each other, by kind.
 KINDS = {

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from factscore_local.pipeline.fragments import VERB_TAGS, load_tagger
+from factscore_local.pipeline.decomposition.fragments import VERB_TAGS, load_tagger
 
 __all__ = ["set_aside", "standalone_reasons"]
 

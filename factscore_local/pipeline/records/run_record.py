@@ -20,8 +20,8 @@ from importlib import metadata
 from pathlib import Path
 
 from factscore_local.config import EvalConfig
-from factscore_local.index.builder import file_sha256
 from factscore_local.runtime.cache import ResultCache, content_sha256
+from factscore_local.runtime.files import file_sha256
 
 RECORD_FORMAT = 1
 PATH_FIELDS = ("index", "cache", "demos", "np_stopwords", "prefix_states")  # EvalConfig paths
@@ -64,8 +64,11 @@ def prompt_hashes(config: EvalConfig) -> dict:
     """sha256 of each prompt template, rendered on fixed placeholders (a change of
     wording anywhere in a template changes its hash)."""
     from factscore_local.npm.causal_np import causal_context
-    from factscore_local.pipeline.decompose import DEFAULT_INSTRUCTION, REFERENCE_INSTRUCTION
-    from factscore_local.pipeline.verify_prompt import (
+    from factscore_local.pipeline.decomposition.decompose import (
+        DEFAULT_INSTRUCTION,
+        REFERENCE_INSTRUCTION,
+    )
+    from factscore_local.pipeline.signals.verify_prompt import (
         PLAIN_ANSWER,
         no_context_prompt,
         retrieve_lm_prompt,
@@ -96,7 +99,7 @@ def prompt_hashes(config: EvalConfig) -> dict:
 
 
 def demos_hash(config: EvalConfig) -> str:
-    from factscore_local.pipeline.decompose import DEFAULT_DEMOS_PATH
+    from factscore_local.pipeline.decomposition.decompose import DEFAULT_DEMOS_PATH
 
     return file_sha256(config.demos or DEFAULT_DEMOS_PATH)
 

@@ -3,7 +3,8 @@
 Its one job: given each sentence's facts as parsed from the LM, merge stray one-word
 sentences into the previous one, then drop or repair facts with numbers or dates the
 sentence does not contain, drop redundant "He was born." style facts, and dedupe.
-:mod:`factscore_local.pipeline.decompose` runs it after parsing and re-exports its names.
+:mod:`factscore_local.pipeline.decomposition.decompose` runs it after parsing and re-exports
+its names.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from factscore_local.pipeline.sentences import Sentence
+from factscore_local.pipeline.decomposition.sentences import Sentence
 
 __all__ = ["SPACY_MODEL", "detect_entities", "load_spacy", "postprocess"]
 

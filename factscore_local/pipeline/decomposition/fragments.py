@@ -33,7 +33,7 @@ def load_tagger() -> Any:
     """spaCy's part-of-speech tagger (the decomposition's model, tagging components only)."""
     import spacy
 
-    from factscore_local.pipeline.fact_postprocess import SPACY_MODEL
+    from factscore_local.pipeline.decomposition.fact_postprocess import SPACY_MODEL
 
     return spacy.load(SPACY_MODEL, exclude=["ner", "parser", "lemmatizer"])
 

@@ -26,8 +26,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from factscore_local.pipeline.lexical import content_words
-from factscore_local.pipeline.vocabulary import NATIONALITIES
+from factscore_local.pipeline.signals.lexical import content_words
+from factscore_local.pipeline.signals.vocabulary import NATIONALITIES
 
 # A year: four digits, not part of a longer number ("1,985" or "1985.5"); a comma after it
 # ends a clause ("In 1990, he ..."), it does not continue the number.

@@ -27,9 +27,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from factscore_local.pipeline.lexical import content_words
-from factscore_local.pipeline.slot_roles import SENTENCE_END
-from factscore_local.pipeline.vocabulary import COUNTRIES, US_STATES
+from factscore_local.pipeline.signals.lexical import content_words
+from factscore_local.pipeline.signals.slot_roles import SENTENCE_END
+from factscore_local.pipeline.signals.vocabulary import COUNTRIES, US_STATES
 
 _AMBIGUOUS = {"Washington", "Georgia"}  # a city or a country as well as a state
 KIND_OF = {

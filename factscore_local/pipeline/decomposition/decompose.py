@@ -3,14 +3,14 @@
 Everything FActScore does to turn a generation into atomic facts, except running the LM,
 which the caller supplies (see :class:`FactLM`). The flow per generation:
 
-1. split into sentences (:mod:`factscore_local.pipeline.sentences`);
+1. split into sentences (:mod:`factscore_local.pipeline.decomposition.sentences`);
 2. for each distinct sentence build a few-shot prompt: the first ``n_fixed`` demos plus
    the ``k_retrieved`` BM25-nearest demos, then the sentence itself;
 3. one batched LM call; parse "- " bullets from each output;
 4. force ``[]`` for the reference's boilerplate sentences ("Sure...", "Please...", ...);
 5. the reference's spaCy post-processing (drop or repair facts with invented numbers or
    dates, drop redundant "He was born." style facts, dedupe), which lives in
-   :mod:`factscore_local.pipeline.fact_postprocess`.
+   :mod:`factscore_local.pipeline.decomposition.fact_postprocess`.
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from typing import Any, Protocol
 from rank_bm25 import BM25Okapi
 
 from factscore_local.data import data_file
-from factscore_local.pipeline import fragments
-from factscore_local.pipeline.fact_postprocess import (  # re-exported: part of this API
+from factscore_local.pipeline.decomposition import fragments
+from factscore_local.pipeline.decomposition.fact_postprocess import (
     SPACY_MODEL,
     detect_entities,
     load_spacy,
     postprocess,
 )
-from factscore_local.pipeline.sentences import Sentence, split_sentences
+from factscore_local.pipeline.decomposition.sentences import Sentence, split_sentences
 from factscore_local.prompts import load_prompt
 
 __all__ = [

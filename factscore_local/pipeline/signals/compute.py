@@ -29,14 +29,14 @@ import numpy as np
 from factscore_local.config import EvalConfig
 from factscore_local.npm.defaults import JOINT_NP
 from factscore_local.pipeline.components import Components
-from factscore_local.pipeline.evidence import cheaper_per_page, page_blocks, shared_blocks
-from factscore_local.pipeline.lexical import coverage as lexical_coverage
-from factscore_local.pipeline.lexical import words_of
-from factscore_local.pipeline.records import Evidence
-from factscore_local.pipeline.rivals import rival_facts, rival_lead
-from factscore_local.pipeline.slots import PassageSlots, read_passages, slot_signal
-from factscore_local.pipeline.verifiers import Verifier
-from factscore_local.pipeline.verify_prompt import (
+from factscore_local.pipeline.decision.verifiers import Verifier
+from factscore_local.pipeline.evidence.blocks import cheaper_per_page, page_blocks, shared_blocks
+from factscore_local.pipeline.records.rows import Evidence
+from factscore_local.pipeline.signals.lexical import coverage as lexical_coverage
+from factscore_local.pipeline.signals.lexical import words_of
+from factscore_local.pipeline.signals.rivals import rival_facts, rival_lead
+from factscore_local.pipeline.signals.slots import PassageSlots, read_passages, slot_signal
+from factscore_local.pipeline.signals.verify_prompt import (
     PLAIN_ANSWER,
     QUESTIONS,
     STATEMENT,

@@ -27,13 +27,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from factscore_local.pipeline.lexical import content_words
-from factscore_local.pipeline.place_frames import (
+from factscore_local.pipeline.signals.lexical import content_words
+from factscore_local.pipeline.signals.place_frames import (
     SentenceFrames,
     place_frame_verdict,
     sentence_frames,
 )
-from factscore_local.pipeline.slot_roles import (
+from factscore_local.pipeline.signals.slot_roles import (
     SENTENCE_END,
     YEAR,
     life_date_verdict,
@@ -41,7 +41,7 @@ from factscore_local.pipeline.slot_roles import (
     page_roles,
     work_year_verdict,
 )
-from factscore_local.pipeline.vocabulary import NATIONALITIES, NUMBER_WORDS, OCCUPATIONS
+from factscore_local.pipeline.signals.vocabulary import NATIONALITIES, NUMBER_WORDS, OCCUPATIONS
 
 # A number in digits, with thousands groups and a decimal part ("27,000", "3.5").
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?!\w|[.,]\d)")

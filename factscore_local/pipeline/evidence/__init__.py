@@ -1,0 +1,1 @@
+"""Which passages of the topic's page each fact is judged against."""
