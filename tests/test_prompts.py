@@ -13,7 +13,8 @@ import pytest
 from factscore_local.methods.factcheck import pipeline as factcheck
 from factscore_local.methods.veriscore import core as veriscore_core
 from factscore_local.methods.veriscore import pipeline as veriscore
-from factscore_local.pipeline.decomposition import decompose, verify_prompt
+from factscore_local.pipeline.decomposition import decompose
+from factscore_local.pipeline.signals import verify_prompt
 from factscore_local.prompts import PromptError, load_demos, load_prompt, prompt_names
 
 # Real sentences and passages (the demo bios and an enwiki-style lead, with FActScore's
