@@ -57,11 +57,16 @@ def make_xml(n_pages: int, dest: Path) -> int:
     return copies * len(pages)
 
 
-def realistic_pages() -> list[tuple[str, list[str]]]:
+def realistic_pages(db: Path | None = None) -> list[tuple[str, list[str]]]:
     """The dev DB's real passages regrouped into pages of ~3 passages (~3 KB of text), the
     average page size of FActScore's full DB (20 GB / 6.7M pages): a synthetic dump with
-    the real ratio of pages to bytes, so per-page and per-byte projections agree."""
-    rows = sqlite3.connect(DATA / DEV_DB).execute("SELECT title, text FROM documents").fetchall()
+    the real ratio of pages to bytes, so per-page and per-byte projections agree.
+
+    Args:
+        db: the dev DB (default: the one under the data root ``main()`` set).
+    """
+    rows = sqlite3.connect(db or DATA / DEV_DB).execute("SELECT title, text FROM documents")
+    rows = rows.fetchall()
     pages = []
     for title, text in rows:
         passages = text.split(SEPARATOR)

@@ -1,0 +1,244 @@
+"""A full-size `fscore build-index` measured: synthetic FActScore DBs of up to 6M pages.
+
+Each DB is the dev DB's real passages regrouped into ~3-passage pages (the average page of
+FActScore's enwiki-20230401.db, see ``scripts.bench_build``) and replicated under new titles.
+Each size is built with BM25 only, stage by stage, each stage in its own measured process
+(``scripts.measure_process``: wall time, peak RSS of the largest process and of the process
+tree, disk): making the source DB, ingest (``--no-bm25``), then bm25 (the same command
+resumed). Then ``scripts.lookup_timing`` times what the estimator does over the index (title
+lookups and per-page retrieval for the 98 dev topics, and global BM25 queries).
+
+The run first builds a probe size (100K pages), measures the disk a page takes at the build's
+peak, and keeps the largest target size that fits the free disk with ``--margin-gb`` to spare
+(6M pages when it fits), plus the smaller ``--trend`` sizes. A size's source and index are
+deleted once measured (the last one is kept with ``--keep-last``). Each finished size is
+saved in ``WORK/build-full-rows.json``, so a rerun skips it; the results file is rewritten
+after every size.
+
+    nice -n 10 python -m scripts.bench_build_full --work /work/big --target 6000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from scripts.bench_build import DEV_DB, SEPARATOR, realistic_pages
+from scripts.common import (
+    Stopwatch,
+    add_data_option,
+    data_root,
+    log,
+    results_record,
+    write_results,
+)
+from scripts.measure_process import folder_bytes, measure
+
+NAME = "build-full"
+TAG = "build-full"
+PROBE = 100_000  # the size whose disk per page plans the others
+ROUND = 100_000  # the largest size is rounded down to a multiple of this
+GB = 1e9
+
+
+def make_db(n_pages: int, dest: Path, dev_db: Path) -> dict:
+    """Writes a FActScore-format DB of exactly ``n_pages`` pages, streamed in chunks."""
+    base = [(t, SEPARATOR.join(p), len(p)) for t, p in realistic_pages(dev_db)]
+    dest.unlink(missing_ok=True)
+    out = sqlite3.connect(dest)
+    out.execute("PRAGMA journal_mode=OFF")
+    out.execute("PRAGMA synchronous=OFF")
+    out.execute("CREATE TABLE documents (title PRIMARY KEY, text)")
+    pages = passages = text_bytes = 0
+    chunk: list[tuple[str, str]] = []
+    for copy in range(math.ceil(n_pages / len(base))):
+        for title, text, n in base:
+            if pages == n_pages:
+                break
+            chunk.append((title if copy == 0 else f"{title} ({copy})", text))
+            pages, passages, text_bytes = pages + 1, passages + n, text_bytes + len(text)
+        if len(chunk) >= 20_000 or pages == n_pages:
+            out.executemany("INSERT INTO documents VALUES (?, ?)", chunk)
+            out.commit()
+            chunk = []
+    out.close()
+    return {"pages": pages, "passages": passages, "text_bytes": text_bytes,
+            "copies": math.ceil(n_pages / len(base)), "base_pages": len(base)}  # fmt: skip
+
+
+def _stage(cmd: list[str], folders: list[Path], log_path: Path) -> dict:
+    log(TAG, " ".join(cmd[2:]))
+    row = measure(cmd, folders, log=log_path)
+    log(TAG, f"  {json.dumps(row)}")
+    return row
+
+
+def build_size(n_pages: int, work: Path, data: Path) -> dict:
+    """Makes, builds (ingest, then bm25) and times one size; returns its row."""
+    src, idx = work / f"src-{n_pages}.db", work / f"idx-{n_pages}"
+    shutil.rmtree(idx, ignore_errors=True)
+    me = [sys.executable, "-m", "scripts.bench_build_full", "--data", str(data)]
+    stages = {}
+    stages["make_db"] = _stage(
+        [*me, "--make-db", str(n_pages), "--dest", str(src)], [src], work / f"make-{n_pages}.log"
+    )
+    info = json.loads((work / f"make-{n_pages}.log").read_text().splitlines()[0])
+    build = [sys.executable, "-m", "factscore_local.cli", "build-index", "--source", str(src),
+             "--out", str(idx), "--dense", "none", "--quiet"]  # fmt: skip
+    stages["ingest"] = _stage([*build, "--no-bm25"], [src, idx], work / f"ingest-{n_pages}.log")
+    stages["bm25"] = _stage(build, [src, idx], work / f"bm25-{n_pages}.log")
+    manifest = json.loads((idx / "manifest.json").read_text())
+    disk = {
+        "source_db": folder_bytes(src),
+        "store": folder_bytes(idx / "knowledge.db"),
+        "bm25_index": folder_bytes(idx / "bm25"),
+        "index_total": folder_bytes(idx),
+    }
+    lookup = subprocess.run(
+        [sys.executable, "-m", "scripts.lookup_timing", "--index", str(idx), "--data", str(data),
+         "--last-copy", str(n_pages // info["base_pages"] - 1)],  # fmt: skip
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return {
+        **info,
+        "indexed_passages": manifest["counts"]["passages"],
+        "builder_timings": manifest["timings"],
+        "stages": stages,
+        "disk_bytes": disk,
+        "lookups": json.loads(lookup.stdout.strip().splitlines()[-1]),
+    }
+
+
+def peak_bytes_per_page(row: dict) -> float:
+    """Disk a page takes at the build's peak: the source plus the index folder at its peak
+    (during bm25 the Lucene input collection and the index under construction coexist)."""
+    peak = max(row["stages"]["bm25"]["disk_peak_bytes"], row["stages"]["ingest"]["disk_peak_bytes"])
+    return peak / row["pages"]
+
+
+def plan(probe: dict, target: int, trend: list[int], free: int, margin: float) -> list[int]:
+    """The sizes to build after the probe: the trend sizes and the largest size up to
+    ``target`` whose peak fits ``free`` bytes less ``margin`` (rounded down to 100K)."""
+    fits = int((free - margin) / peak_bytes_per_page(probe))
+    largest = min(target, max(fits // ROUND * ROUND, fits if fits < ROUND else 0))
+    return sorted({n for n in trend if n < largest} | {largest})
+
+
+def figures(rows: dict[str, dict]) -> dict:
+    """The flat figures of every built size."""
+    out: dict = {}
+    for key, row in rows.items():
+        f = f"{int(key) // 1000}k"
+        out[f"{f}/pages"] = row["pages"]
+        out[f"{f}/passages"] = row["indexed_passages"]
+        out[f"{f}/text_gb"] = round(row["text_bytes"] / GB, 2)
+        for stage, s in row["stages"].items():
+            out[f"{f}/{stage}/wall_s"] = s["wall_s"]
+            out[f"{f}/{stage}/max_rss_mb"] = s["max_rss_mb"]
+            out[f"{f}/{stage}/tree_rss_peak_mb"] = s["tree_rss_peak_mb"]
+            out[f"{f}/{stage}/disk_peak_gb"] = round(s["disk_peak_bytes"] / GB, 2)
+            out[f"{f}/{stage}/disk_after_gb"] = round(s["disk_after_bytes"] / GB, 2)
+        for part, n in row["disk_bytes"].items():
+            out[f"{f}/disk/{part}_gb"] = round(n / GB, 2)
+        out[f"{f}/peak_bytes_per_page"] = round(peak_bytes_per_page(row))
+        lookups = row["lookups"]
+        for copy in ("first_copy", "last_copy"):
+            for what in ("resolve", "first_retrieval", "later_retrieval"):
+                if copy in lookups:
+                    out[f"{f}/{copy}/{what}_median_ms"] = lookups[copy][what]["median_ms"]
+        if lookups.get("global_bm25"):
+            out[f"{f}/global_bm25_median_ms"] = lookups["global_bm25"]["median_ms"]
+    return out
+
+
+def scrub(argv: list[str]) -> list[str]:
+    """The arguments with the scratch folder as ``{work}`` (no machine path is recorded)."""
+    out, it = [], iter(argv)
+    for arg in it:
+        if arg == "--work":
+            out += [arg, "{work}"]
+            next(it, None)
+        else:
+            out.append("--work={work}" if arg.startswith("--work=") else arg)
+    return out
+
+
+def record(rows: dict, argv: list[str], watch: Stopwatch, data: Path, planned: list[int]) -> None:
+    rec = results_record(
+        NAME,
+        "scripts.bench_build_full",
+        scrub(argv),
+        {
+            "source": f"{DEV_DB.as_posix()} regrouped into ~3-passage pages, replicated",
+            "sizes_planned": planned,
+            "sizes_done": [int(k) for k in rows],
+        },  # fmt: skip
+        figures(rows),
+        watch,
+        rows=rows,
+    )
+    log(TAG, f"wrote {write_results(rec)}")
+
+
+def orchestrate(args: argparse.Namespace, argv: list[str]) -> None:
+    data = data_root(args.data)
+    work = args.work.resolve()
+    if work.is_relative_to(Path(__file__).resolve().parents[1]):
+        raise SystemExit(f"--work {work} lies inside the checkout: choose a folder outside it")
+    work.mkdir(parents=True, exist_ok=True)
+    saved = work / "build-full-rows.json"
+    rows = json.loads(saved.read_text()) if saved.exists() else {}
+    watch = Stopwatch()
+    planned = [args.probe]
+
+    def run(n: int, keep: bool) -> None:
+        if str(n) not in rows:
+            rows[str(n)] = build_size(n, work, data)
+            saved.write_text(json.dumps(rows, indent=1))
+            record(rows, argv, watch, data, planned)
+        if not keep:
+            (work / f"src-{n}.db").unlink(missing_ok=True)
+            shutil.rmtree(work / f"idx-{n}", ignore_errors=True)
+
+    run(args.probe, keep=False)
+    free = shutil.disk_usage(work).free
+    sizes = plan(rows[str(args.probe)], args.target, args.trend, free, args.margin_gb * GB)
+    planned[:] = [args.probe, *sizes]
+    log(TAG, f"free {free / GB:.1f} GB, peak {peak_bytes_per_page(rows[str(args.probe)]):.0f} "
+             f"bytes/page at {args.probe} pages: building {sizes}")  # fmt: skip
+    for n in sizes:
+        run(n, keep=args.keep_last and n == sizes[-1])
+    record(rows, argv, watch, data, planned)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(prog="python -m scripts.bench_build_full")
+    ap.add_argument("--work", type=Path, help="scratch folder outside the checkout")
+    ap.add_argument("--target", type=int, default=6_000_000, help="pages of the largest size")
+    ap.add_argument("--trend", default="300000,1000000", help="smaller sizes (comma-separated)")
+    ap.add_argument("--margin-gb", type=float, default=10.0, help="disk left free at the peak")
+    ap.add_argument("--probe", type=int, default=PROBE, help="pages of the probe size")
+    ap.add_argument("--keep-last", action="store_true", help="keep the largest index")
+    ap.add_argument("--make-db", type=int, help=argparse.SUPPRESS)  # one stage, in a child
+    ap.add_argument("--dest", type=Path, help=argparse.SUPPRESS)
+    add_data_option(ap)
+    argv = sys.argv[1:]
+    args = ap.parse_args()
+    if args.make_db:
+        info = make_db(args.make_db, args.dest, data_root(args.data) / DEV_DB)
+        print(json.dumps(info), flush=True)
+        return
+    if args.work is None:
+        ap.error("--work is required")
+    args.trend = [int(n) for n in args.trend.split(",") if n]
+    orchestrate(args, argv)
+
+
+if __name__ == "__main__":
+    main()
