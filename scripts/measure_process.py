@@ -56,10 +56,11 @@ def tree_rss(proc: psutil.Process) -> int:
 
 
 class _Sampler(threading.Thread):
-    def __init__(self, pid: int, folders: list[Path], interval: float) -> None:
+    def __init__(self, pid: int, folders: list[Path], interval: float, min_free: int) -> None:
         super().__init__(daemon=True)
         self.proc = psutil.Process(pid)
-        self.folders, self.interval = folders, interval
+        self.folders, self.interval, self.min_free = folders, interval, min_free
+        self.disk_full = False
         self.fs_root = folders[0] if folders[0].exists() else folders[0].parent
         self.fs_start = shutil.disk_usage(self.fs_root).used
         self.rss_peak = self.disk_peak = self.fs_peak = 0
@@ -69,8 +70,21 @@ class _Sampler(threading.Thread):
         while not self.stop.is_set():
             self.rss_peak = max(self.rss_peak, tree_rss(self.proc))
             self.disk_peak = max(self.disk_peak, sum(folder_bytes(f) for f in self.folders))
-            self.fs_peak = max(self.fs_peak, shutil.disk_usage(self.fs_root).used - self.fs_start)
+            usage = shutil.disk_usage(self.fs_root)
+            self.fs_peak = max(self.fs_peak, usage.used - self.fs_start)
+            if usage.free < self.min_free:  # stop before the disk fills up for everyone
+                self.disk_full = True
+                kill_tree(self.proc)
+                return
             self.stop.wait(self.interval)
+
+
+def kill_tree(proc: psutil.Process) -> None:
+    """Terminates a process and its descendants (the children first)."""
+    with contextlib.suppress(psutil.Error):
+        for p in [*proc.children(recursive=True), proc]:
+            with contextlib.suppress(psutil.Error):
+                p.terminate()
 
 
 def measure(
@@ -79,6 +93,7 @@ def measure(
     interval: float = 1.0,
     env: dict | None = None,
     log: Path | None = None,
+    min_free: int = 2 * 10**9,
 ) -> dict:
     """Runs ``cmd`` to its end (raising CalledProcessError on failure) and measures it.
 
@@ -89,6 +104,8 @@ def measure(
         interval: seconds between samples.
         env: the command's environment (default: this process's).
         log: a file for the command's stdout and stderr (default: discarded).
+        min_free: bytes the file system must keep free; below that the command is
+            terminated and RuntimeError raised (a killed build resumes when run again).
 
     Returns:
         wall_s, max_rss_mb (largest process, from time -v; None without it),
@@ -101,7 +118,7 @@ def measure(
     t0 = time.perf_counter()
     try:
         proc = subprocess.Popen(full, stdout=out, stderr=subprocess.PIPE, text=True, env=env)
-        sampler = _Sampler(proc.pid, folders, interval)
+        sampler = _Sampler(proc.pid, folders, interval, min_free)
         sampler.start()
         _, stderr = proc.communicate()
         sampler.stop.set()
@@ -113,6 +130,8 @@ def measure(
     if log:
         with log.open("a") as f:
             f.write(stderr)
+    if sampler.disk_full:
+        raise RuntimeError(f"stopped {cmd[:4]}: under {min_free / 1e9:.0f} GB of disk left")
     if proc.returncode:
         sys.stderr.write(stderr[-4000:])
         raise subprocess.CalledProcessError(proc.returncode, cmd)
