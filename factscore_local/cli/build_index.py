@@ -38,7 +38,9 @@ from factscore_local.distributed.cli_options import pop_ray_options, ray_options
     default="minilm",
     show_default=True,
     help="Dense model: 'minilm' (embedded), a local sentence-transformers "
-    "directory, or 'none' to skip (pages are then embedded on first use).",
+    "directory, or 'none' to skip (pages are then embedded on first use). Not given: the "
+    "time to embed every passage on this device is estimated first, and over 2 h "
+    "($FSCORE_DENSE_MAX_HOURS) the build goes without ('none').",
 )
 @click.option(
     "--dense-leads",
@@ -84,6 +86,14 @@ def build_index_cmd(
     from factscore_local.index.sources import SourceError
 
     try:
+        if ray is None:  # the dense stage runs here: estimate its time first
+            from click.core import ParameterSource
+
+            from factscore_local.index.estimate import dense_for_build
+
+            given = click.get_current_context().get_parameter_source("dense")
+            dense = dense_for_build(source, dense, given is not ParameterSource.DEFAULT,
+                                    dense_leads, device, partial(click.echo, err=True))  # fmt: skip
         manifest = build_index(
             source,
             out,
