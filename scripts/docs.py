@@ -29,6 +29,7 @@ from pathlib import Path
 from factscore_local.config import model_defaults
 from factscore_local.model_store import DEFAULT_LM
 from factscore_local.pipeline.decision.verifiers import NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE
+from scripts.build_full_doc import GUIDE, page_tables, splice_guide
 from scripts.common import RESULTS, ROOT, SUBJECTS, read_results
 from scripts.tables.paper import PAPER_T3, PAPER_T9
 from scripts.tables.results import TABLE1_KEYS
@@ -140,7 +141,7 @@ def tables_pages(figures: dict) -> str:
     ])  # fmt: skip
 
 
-RENDERERS = {"scripts.reproduce_tables": tables_pages}
+RENDERERS = {"scripts.reproduce_tables": tables_pages, "scripts.bench_build_full": page_tables}
 FIELD = re.compile(r"\{([^{}]+)\}")  # a figure named in a cell template
 
 
@@ -376,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     for path in write_docs(args.out):
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+    if args.out == DOCS and splice_guide():  # the full-Wikipedia guide's generated block
+        print(GUIDE.relative_to(ROOT))
     return 0
 
 
