@@ -13,9 +13,11 @@ peak, and keeps the largest target size that fits the free disk with ``--margin-
 (6M pages when it fits), plus the smaller ``--trend`` sizes. A size's source and index are
 deleted once measured (the last one is kept with ``--keep-last``). Each finished size is
 saved in ``WORK/build-full-rows.json``, so a rerun skips it; the results file is rewritten
-after every size.
+after every size. With ``--eval-bios N``, the largest index is kept and ``fscore eval`` scores
+the first N labeled ChatGPT dev bios over it (their atomic facts, retrieve-lm, the default LM),
+measured like a stage; a rerun with it added only runs that step.
 
-    nice -n 10 python -m scripts.bench_build_full --work /work/big --target 6000000
+    nice -n 10 python -m scripts.bench_build_full --work /work/big --target 6000000 --eval-bios 2
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ from pathlib import Path
 
 from scripts.bench_build import DEV_DB, SEPARATOR, realistic_pages
 from scripts.common import (
+    RESULTS,
     Stopwatch,
     add_data_option,
     data_root,
+    git_commit,
     log,
     results_record,
     write_results,
@@ -107,12 +111,30 @@ def build_size(n_pages: int, work: Path, data: Path) -> dict:
     )  # fmt: skip
     return {
         **info,
+        "commit": git_commit(),
         "indexed_passages": manifest["counts"]["passages"],
         "builder_timings": manifest["timings"],
         "stages": stages,
         "disk_bytes": disk,
         "lookups": json.loads(lookup.stdout.strip().splitlines()[-1]),
     }
+
+
+def eval_bios(idx: Path, work: Path, data: Path, n_bios: int) -> dict:
+    """``fscore eval`` with the labeled atomic facts of the first ``n_bios`` ChatGPT dev bios
+    over ``idx`` (retrieve-lm, the default LM, a fresh cache), measured like a stage."""
+    out, cache = work / "eval.jsonl", work / "eval-cache.db"
+    cache.unlink(missing_ok=True)
+    labeled = data / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
+    cmd = [sys.executable, "-m", "factscore_local.cli", "eval", "--index", str(idx),
+           "--input", str(labeled), "--use-atomic-facts", "--n-samples", str(n_bios),
+           "--verifier", "retrieve-lm", "--cache", str(cache), "--out", str(out),
+           "--quiet"]  # fmt: skip
+    row = _stage(cmd, [idx], work / "eval.log")
+    bios = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    facts = sum(len(b.get("facts", [])) for b in bios)
+    return {**row, "bios": len(bios), "facts": facts, "commit": git_commit(),
+            "s_per_fact": round(row["wall_s"] / facts, 2) if facts else None}  # fmt: skip
 
 
 def peak_bytes_per_page(row: dict) -> float:
@@ -154,6 +176,9 @@ def figures(rows: dict[str, dict]) -> dict:
                     out[f"{f}/{copy}/{what}_median_ms"] = lookups[copy][what]["median_ms"]
         if lookups.get("global_bm25"):
             out[f"{f}/global_bm25_median_ms"] = lookups["global_bm25"]["median_ms"]
+        for name in ("bios", "facts", "wall_s", "s_per_fact", "max_rss_mb"):
+            if name in row.get("eval", {}):
+                out[f"{f}/eval/{name}"] = row["eval"][name]
     return out
 
 
@@ -181,6 +206,8 @@ def record(rows: dict, argv: list[str], watch: Stopwatch, data: Path, planned: l
         },  # fmt: skip
         figures(rows),
         watch,
+        # the builds' commit: a resumed run (e.g. one adding --eval-bios) keeps it
+        commit=next((r["commit"] for r in rows.values() if r.get("commit")), None),
         rows=rows,
     )
     log(TAG, f"wrote {write_results(rec)}")
@@ -194,6 +221,11 @@ def orchestrate(args: argparse.Namespace, argv: list[str]) -> None:
     work.mkdir(parents=True, exist_ok=True)
     saved = work / "build-full-rows.json"
     rows = json.loads(saved.read_text()) if saved.exists() else {}
+    old = RESULTS / f"{NAME}.json"
+    if rows and old.exists():  # rows built before rows kept their commit: the file's
+        commit = json.loads(old.read_text())["commit"]
+        for row in rows.values():
+            row.setdefault("commit", commit)
     watch = Stopwatch()
     planned = [args.probe]
 
@@ -208,12 +240,23 @@ def orchestrate(args: argparse.Namespace, argv: list[str]) -> None:
 
     run(args.probe, keep=False)
     free = shutil.disk_usage(work).free
-    sizes = plan(rows[str(args.probe)], args.target, args.trend, free, args.margin_gb * GB)
+    plan_file = work / "build-full-plan.json"
+    if plan_file.exists():  # a resumed run keeps its plan (the kept index takes disk now)
+        sizes = json.loads(plan_file.read_text())
+    elif len(rows) > 1:  # rows of a run from before the plan was saved
+        sizes = sorted(int(k) for k in rows if int(k) != args.probe)
+    else:
+        sizes = plan(rows[str(args.probe)], args.target, args.trend, free, args.margin_gb * GB)
+    plan_file.write_text(json.dumps(sizes))
     planned[:] = [args.probe, *sizes]
     log(TAG, f"free {free / GB:.1f} GB, peak {peak_bytes_per_page(rows[str(args.probe)]):.0f} "
              f"bytes/page at {args.probe} pages: building {sizes}")  # fmt: skip
     for n in sizes:
-        run(n, keep=args.keep_last and n == sizes[-1])
+        run(n, keep=(args.keep_last or args.eval_bios > 0) and n == sizes[-1])
+    last = rows[str(sizes[-1])]
+    if args.eval_bios and "eval" not in last and (work / f"idx-{sizes[-1]}").is_dir():
+        last["eval"] = eval_bios(work / f"idx-{sizes[-1]}", work, data, args.eval_bios)
+        saved.write_text(json.dumps(rows, indent=1))
     record(rows, argv, watch, data, planned)
 
 
@@ -225,6 +268,8 @@ def main() -> None:
     ap.add_argument("--margin-gb", type=float, default=10.0, help="disk left free at the peak")
     ap.add_argument("--probe", type=int, default=PROBE, help="pages of the probe size")
     ap.add_argument("--keep-last", action="store_true", help="keep the largest index")
+    ap.add_argument("--eval-bios", type=int, default=0,
+                    help="then score this many labeled bios over the largest index")  # fmt: skip
     ap.add_argument("--make-db", type=int, help=argparse.SUPPRESS)  # one stage, in a child
     ap.add_argument("--dest", type=Path, help=argparse.SUPPRESS)
     add_data_option(ap)
