@@ -41,7 +41,11 @@ BENCH_OUT = ROOT / "bench-out"  # scratch space of the benchmarks (git-ignored)
 DATA_ENV = "FSCORE_DATA"
 SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")  # the paper's column order
 LABELED = Path("factscore", "labeled-dev")  # under the data root
-PROSE = ("title", "about", "reading")  # a results file's words for its docs page
+PROSE = ("title", "about", "reading", "status", "status_because")  # kept when a run rewrites it
+# What a record's figures are now, first the figures of record: ``current`` (what the README and
+# the docs cite as the present state), ``superseded`` (a later record replaced it), ``negative``
+# (an experiment that did not win). ``status_because`` says why, in a line.
+STATUSES = ("current", "superseded", "negative")
 
 
 class DataNotFound(SystemExit):
@@ -271,7 +275,8 @@ def results_record(
 
 def write_results(record: dict, out: Path | None = None) -> Path:
     """Writes a results record as JSON (``scripts/results/<name>.json`` by default), keeping
-    the title, description and reading of the file it replaces."""
+    the title, description, reading and status of the file it replaces; a record of a new
+    name is ``current`` (the present state until a later record replaces it)."""
     path = out or RESULTS / f"{record['name']}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():  # the page's words are written by hand: a new run keeps them
@@ -280,6 +285,8 @@ def write_results(record: dict, out: Path | None = None) -> Path:
         except json.JSONDecodeError:
             old = {}
         record = {**{k: old[k] for k in PROSE if k in old}, **record}
+    if "status" not in record:
+        record = {"status": "current", "status_because": "a new record", **record}
     path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", "utf-8")
     return path
 
@@ -294,6 +301,8 @@ def read_results(path: Path) -> dict:
                if k not in record]  # fmt: skip
     if missing:
         raise ValueError(f"{path}: results file without {', '.join(missing)}")
+    if record.get("status", "current") not in STATUSES:
+        raise ValueError(f"{path}: status {record['status']!r} is not one of {STATUSES}")
     return record
 
 

@@ -31,6 +31,7 @@ from factscore_local.model_store import DEFAULT_LM
 from factscore_local.pipeline.decision.verifiers import NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE
 from scripts.build_full_doc import GUIDE, page_tables, splice_guide
 from scripts.common import RESULTS, ROOT, SUBJECTS, read_results
+from scripts.docs_index import index_page
 from scripts.tables.paper import PAPER_T3, PAPER_T9
 from scripts.tables.results import TABLE1_KEYS
 
@@ -230,6 +231,8 @@ def page(record: dict) -> str:
     parts = [
         GENERATED.format(f"{record['name']}.json"),
         f"# {record.get('title', record['name'])}",
+        f"Status: **{record.get('status', 'current')}**"
+        + (f" ({record['status_because']})." if record.get("status_because") else "."),
         record.get("about", ""),
         f"```bash\n{record['command']}\n```",
         f"Ran {ran}. Data: {used}. {status}",
@@ -339,21 +342,13 @@ def write_docs(out: Path = DOCS) -> list[Path]:
         path = out / f"{record['name']}.md"
         path.write_text(page(record), "utf-8")
         written.append(path)
-    rows = [[f"[{r.get('title', r['name'])}]({r['name']}.md)", r["date"][:10],
-             "replayed" if r.get("replay") else "recorded"] for r in records]  # fmt: skip
     # the README's tables: each read from its results file, when that file exists
-    readme = [(f"{title} (from {name})", page_name, make, record)
+    readme = [(title, page_name, make, record)
               for name, title, page_name, make in README_TABLES
               for record in records if record["name"] == name]  # fmt: skip
-    for title, page_name, _, record in readme:
-        state = "replayed" if record.get("replay") else "recorded"
-        rows.append([f"[{title}]({page_name})", record["date"][:10], state])
     index = out / "index.md"
-    index.write_text(
-        "# Benchmarks\n\nEvery figure comes from a results file in `scripts/results/`; "
-        "`python -m scripts.check` reruns the replayable ones and compares; `python -m "
-        "scripts.docs` writes these pages.\n\n" + md_table(["benchmark", "date", "check"], rows)
-        + "\n", "utf-8")  # fmt: skip
+    shown = [(title, page_name, record) for title, page_name, _, record in readme]
+    index.write_text(index_page(records, shown, md_table), "utf-8")
     written.append(index)
     for _, page_name, make, record in readme:
         (out / page_name).write_text(make(record), "utf-8")
