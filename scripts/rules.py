@@ -1,5 +1,5 @@
 """The candidate features of the fitted decision rule and its cross-fitting folds, shared by
-``scripts.bench_rule_features`` and ``scripts.bench_count_adjust`` (no model run)."""
+``scripts.bench_rule_features`` and ``scripts.notebook.bench_count_adjust`` (no model run)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The first-command benchmark reads its stages from what setup.sh, ``fscore demo`` and
-``/usr/bin/time -v`` print (scripts/bench_first_command.py)."""
+``/usr/bin/time -v`` print (scripts/notebook/bench_first_command.py)."""
 
 from __future__ import annotations
 
-from scripts.bench_first_command import stages, wall_seconds
+from scripts.notebook.bench_first_command import stages, wall_seconds
 
 OUTPUT = """\
 setup: creating .venv

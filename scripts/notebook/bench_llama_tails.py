@@ -1,6 +1,6 @@
 """Where a verification's time goes on the CPU: the per-fact tail after a shared prefix.
 
-    python -m scripts.bench_llama_tails [--lm qwen2.5-coder-1.5b-instruct-q4_k_m]
+    python -m scripts.notebook.bench_llama_tails [--lm qwen2.5-coder-1.5b-instruct-q4_k_m]
 
 A verification prompt is a shared prefix (instruction and evidence, evaluated once per
 block) and a tail of ~25 tokens per fact (the statement, the question, the chat
@@ -138,7 +138,7 @@ def main() -> None:
     from factscore_local.model_store import DEFAULT_LM, resolve_lm
 
     ap = argparse.ArgumentParser(
-        prog="python -m scripts.bench_llama_tails", description=__doc__.split("\n\n")[0]
+        prog="python -m scripts.notebook.bench_llama_tails", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("--lm", default=DEFAULT_LM)
     ap.add_argument("--threads", type=int, default=2)

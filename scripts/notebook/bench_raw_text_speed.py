@@ -1,7 +1,7 @@
 """Raw-text facts per second, end to end: what ``fscore eval`` on raw generations costs on
 2 cores, decomposition and verification apart.
 
-    python -m scripts.bench_raw_text_speed --index dev-index [--topics 2] [--lm NAME]
+    python -m scripts.notebook.bench_raw_text_speed --index dev-index [--topics 2] [--lm NAME]
         [--results NAME]
 
 The first ``--topics`` dev topics in the tables' order (round robin over the frequency
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     from factscore_local.pipeline.estimator import Estimator
 
     ap = argparse.ArgumentParser(
-        prog="python -m scripts.bench_raw_text_speed", description=__doc__.split("\n\n")[0]
+        prog="python -m scripts.notebook.bench_raw_text_speed", description=__doc__.split("\n\n")[0]
     )
     add_data_option(ap)
     ap.add_argument("--index", type=Path, required=True)
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             "cache": "empty (every model result computed)",
         }
         record = results_record(
-            args.results, "scripts.bench_raw_text_speed", argv, data, figures, watch
+            args.results, "scripts.notebook.bench_raw_text_speed", argv, data, figures, watch
         )
         log("raw-text-speed", f"wrote {write_results(record)}")
     return 0

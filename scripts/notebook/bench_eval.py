@@ -16,13 +16,14 @@ Everything runs with one model, on the same facts, in one process:
 Every model result goes through a fresh memory-only cache, so nothing comes from earlier
 runs. Output: one JSON line per measurement on stdout, then a summary (lines starting
 with "#"); progress goes to stderr. ``--results NAME`` also writes the figures to
-``scripts/results/NAME.json``. The code is in ``scripts/evalbench/``.
+``scripts/results/NAME.json``. The code is in ``scripts/notebook/evalbench/``.
 
-    python -m scripts.bench_eval --index dev-index --lm qwen2.5-coder-0.5b-instruct-q4_k_m \
+    python -m scripts.notebook.bench_eval --index dev-index \
+        --lm qwen2.5-coder-0.5b-instruct-q4_k_m \
         --bios 1 --facts 12 --ref-facts 3
 """
 
-from scripts.evalbench.cli import main
+from scripts.notebook.evalbench.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,4 +1,5 @@
-"""The ``tails`` section of ``scripts.bench_verify_host``: what batched tail decoding would gain.
+"""The ``tails`` section of ``scripts.notebook.bench_verify_host``: what batched tail decoding
+would gain.
 
 A measurement only (the estimator does not batch tails): the tails of prompts sharing one page
 prefix, decoded one prompt at a time against several at once over one copy of the prefix.

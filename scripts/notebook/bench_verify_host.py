@@ -28,7 +28,7 @@ there exactly), and the statement is found by its tokens' bytes from the prompt'
 7. ``flash`` (with ``--flash``): a page prefix read with llama.cpp's flash attention off
    (the estimator's setting) and on, in fresh contexts: speed and the next token's logits.
 
-    .venv/bin/python -m scripts.bench_verify_host --index dev-index --topics 98 --judge 96
+    .venv/bin/python -m scripts.notebook.bench_verify_host --index dev-index --topics 98 --judge 96
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ import numpy as np
 from factscore_local.config import build_config
 from factscore_local.lm.base import TrueFalse, log_normaliser
 from factscore_local.pipeline.estimator import Estimator
-from scripts.bench_verify_tails import section_tails as section_tails  # re-export
 from scripts.common import add_data_option, data_root
+from scripts.notebook.bench_verify_tails import section_tails as section_tails  # re-export
 from scripts.tables.levers import LEVERS
 from scripts.tables.runner import COVERAGE_RULE, Runner
 
@@ -340,7 +340,7 @@ def section_flash(raw, calls) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(
-        prog="python -m scripts.bench_verify_host", description=__doc__.split("\n\n")[0]
+        prog="python -m scripts.notebook.bench_verify_host", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("--index", type=Path, required=True, help="index of enwiki-20230401-dev.db")
     add_data_option(ap)

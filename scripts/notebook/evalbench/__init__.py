@@ -1,2 +1,2 @@
 """``fscore eval``'s model stages against FActScore's own verification procedure
-(``python -m scripts.bench_eval``)."""
+(``python -m scripts.notebook.bench_eval``)."""

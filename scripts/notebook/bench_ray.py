@@ -1,6 +1,6 @@
 """The Ray engine against the single process, and what a cluster would do (a simulation).
 
-    python -m scripts.bench_ray --bios 10 --work bench-out/ray
+    python -m scripts.notebook.bench_ray --bios 10 --work bench-out/ray
 
 Three parts, written to ``scripts/results/ray.json``:
 
@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> None:
 
     record = results_record(
         "ray",
-        "scripts.bench_ray",
+        "scripts.notebook.bench_ray",
         argv,
         {
             "eval": f"the first {args.bios} responding ChatGPT dev bios, atomic facts given "

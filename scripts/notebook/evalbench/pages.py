@@ -8,8 +8,8 @@ from pathlib import Path
 
 from factscore_local.data import data_file
 from scripts.common import labeled_bios
-from scripts.evalbench.bench import Bench, emit, log
-from scripts.evalbench.reference import (
+from scripts.notebook.evalbench.bench import Bench, emit, log
+from scripts.notebook.evalbench.reference import (
     REF_MAX_PROMPT_TOKENS,
     reference_generate,
     reference_prompt,

@@ -3,7 +3,8 @@
 both compute everything; with the turn-taking of ``runtime/core_slots.py`` the second
 waits for the first instead of both slowing down.
 
-    python -m scripts.bench_shared_machine --index dev-index --bios 3 --results shared-machine
+    python -m scripts.notebook.bench_shared_machine --index dev-index --bios 3 \
+        --results shared-machine
 
 Records the wall time of the pair run one after the other, of the pair started at once
 (with the turn-taking, and with ``FSCORE_MODEL_LOCK=0`` when ``--without-lock``), and the
@@ -82,8 +83,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.results:
         data = {"labeled": f"factscore/labeled-dev/ChatGPT.jsonl, the last {args.bios} "
                 "responding bios", "lm": args.lm, "cores": os.cpu_count()}  # fmt: skip
-        write_results(results_record(args.results, "scripts.bench_shared_machine", argv, data,
-                                     figures, replay=False,
+        module = "scripts.notebook.bench_shared_machine"
+        write_results(results_record(args.results, module, argv, data, figures, replay=False,
                                      recorded_because="a timing"))  # fmt: skip
 
 

@@ -4,10 +4,10 @@ build a tiny index from the real dump excerpt and score one bio with the embedde
 model. Records the bundle's size and each command's time in ``scripts/results/airgap.json``.
 
 Usage (Linux, as root, from the checkout):
-    python -m scripts.bench_airgap --work bench-out/airgap
+    python -m scripts.notebook.bench_airgap --work bench-out/airgap
 
 Example:
-    >>> from scripts.bench_airgap import offline
+    >>> from scripts.notebook.bench_airgap import offline
     >>> offline(["true"])[:3]
     ['unshare', '-n', '--']
 """
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     data = {"requirement": manifest["requirement"], "python": manifest["python"],
             "bio": row["topic"], "lm": SMALL_LM, "dump": EXCERPT,
             "index": "build-index --dense none --no-bm25"}  # fmt: skip
-    record = results_record(TAG, "scripts.bench_airgap", argv, data, figures, watch)
+    record = results_record(TAG, "scripts.notebook.bench_airgap", argv, data, figures, watch)
     path = write_results(record, args.results_out)
     log(TAG, f"results in {path}")
     shutil.rmtree(work / "probe", ignore_errors=True)

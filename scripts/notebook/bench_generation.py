@@ -1,7 +1,7 @@
 """Greedy generation one prompt at a time against parallel sequences, on real prompts.
 
-    python -m scripts.bench_generation [--sentences 64] [--widths 1,4,16] [--lm NAME]
-    python -m scripts.bench_generation --steady [--widths 1,4,16,32]
+    python -m scripts.notebook.bench_generation [--sentences 64] [--widths 1,4,16] [--lm NAME]
+    python -m scripts.notebook.bench_generation --steady [--widths 1,4,16,32]
 
 The prompts are the decomposition prompts (the project's instruction and demonstrations)
 of the first ``--sentences`` sentences of FActScore's labeled ChatGPT dev bios, and, with
@@ -113,7 +113,7 @@ def main() -> None:
     from factscore_local.model_store import DEFAULT_LM, resolve_lm
 
     ap = argparse.ArgumentParser(
-        prog="python -m scripts.bench_generation", description=__doc__.split("\n\n")[0]
+        prog="python -m scripts.notebook.bench_generation", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("--lm", default=DEFAULT_LM)
     add_data_option(ap)

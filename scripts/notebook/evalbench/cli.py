@@ -1,4 +1,4 @@
-"""The command line of the eval benchmark: ``python -m scripts.bench_eval``."""
+"""The command line of the eval benchmark: ``python -m scripts.notebook.bench_eval``."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from scripts.common import (
     results_record,
     write_results,
 )
-from scripts.evalbench.bench import Bench, backend_info, emit, load_bios, log, take_facts
-from scripts.evalbench.pages import section_page_lengths
-from scripts.evalbench.reference import reset_state
-from scripts.evalbench.sections import (
+from scripts.notebook.evalbench.bench import Bench, backend_info, emit, load_bios, log, take_facts
+from scripts.notebook.evalbench.pages import section_page_lengths
+from scripts.notebook.evalbench.reference import reset_state
+from scripts.notebook.evalbench.sections import (
     section_decompose,
     section_np,
     section_ours,
@@ -99,10 +99,10 @@ def summary_lines(b: Bench, info: dict, digest: str, peak_mb: float) -> list[str
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from factscore_local.config import DEFAULTS
-    from scripts import bench_eval
+    from scripts.notebook import bench_eval
 
     ap = argparse.ArgumentParser(
-        prog="python -m scripts.bench_eval",
+        prog="python -m scripts.notebook.bench_eval",
         description=bench_eval.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -235,7 +235,13 @@ def main(argv: list[str] | None = None) -> int:
             "facts_digest": digest,
         }
         record = results_record(
-            args.results, "scripts.bench_eval", argv, used, flatten(b.out), watch, backend=info
+            args.results,
+            "scripts.notebook.bench_eval",
+            argv,
+            used,
+            flatten(b.out),
+            watch,
+            backend=info,
         )
         log(f"wrote {write_results(record)}")
     return 0

@@ -3,11 +3,11 @@ facts verified, end to end, by the 0.5B embedded model on the transformers backe
 (decomposition in left-padded batches of 16, verification tails in batches of 16).
 
     # on the GPU machine (scripts/gpu_raw_text.sh says how the kit travels)
-    python -m scripts.bench_gpu_raw_text run --index dev-index --data DATA \\
+    python -m scripts.notebook.bench_gpu_raw_text run --index dev-index --data DATA \\
         --lm m/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf --device cuda --budget-s 300 \\
         --rows rows.jsonl --json run.json
     # here: the results file (scripts/results/gpu-raw-text.json)
-    python -m scripts.bench_gpu_raw_text record --json run.json --commit C --date D
+    python -m scripts.notebook.bench_gpu_raw_text record --json run.json --commit C --date D
 
 Bios are taken topic by topic in the tables' order (round robin over the frequency
 classes), all three subjects of a topic together, until ``--budget-s`` seconds of the
@@ -99,10 +99,11 @@ def record(args: argparse.Namespace) -> dict:
         "name": "gpu-raw-text",
         "replay": False,
         "recorded_because": "it needs a GPU; CI and this project's machines have none",
-        "command": "python -m scripts.bench_gpu_raw_text run --index dev-index --data DATA "
+        "command": "python -m scripts.notebook.bench_gpu_raw_text run --index dev-index "
+        "--data DATA "
         f"--lm m/{step['lm']} --device cuda --budget-s {step.get('budget_s', 300):g} "
         "(scripts/gpu_raw_text.sh)",
-        "module": "scripts.bench_gpu_raw_text",
+        "module": "scripts.notebook.bench_gpu_raw_text",
         "argv": [],
         "commit": args.commit,
         "date": args.date,

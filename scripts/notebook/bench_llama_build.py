@@ -1,6 +1,6 @@
 """How long llama-cpp-python takes to compile here, and which parts of it the time goes to.
 
-    python -m scripts.bench_llama_build [--cmake-args "-DLLAVA_BUILD=OFF"] [--sdist FILE]
+    python -m scripts.notebook.bench_llama_build [--cmake-args "-DLLAVA_BUILD=OFF"] [--sdist FILE]
 
 Builds the pinned llama-cpp-python wheel from its source distribution with pip, no pip
 cache (as on a fresh machine), keeping CMake's build folder, then reads Ninja's log: the
@@ -47,7 +47,7 @@ def ninja_times(log: Path) -> dict[str, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m scripts.bench_llama_build", description=__doc__.split("\n\n")[0]
+        prog="python -m scripts.notebook.bench_llama_build", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("--cmake-args", default="", help="CMAKE_ARGS for the build")
     ap.add_argument("--sdist", type=Path, default=None, help="default: pip downloads it")

@@ -1,7 +1,7 @@
 """Prompt-lookup drafts against today's parallel decoding, on decomposition prompts of the
 dev bios.
 
-    python -m scripts.bench_prompt_lookup --index IDX [--lm NAME] [--sentences N]
+    python -m scripts.notebook.bench_prompt_lookup --index IDX [--lm NAME] [--sentences N]
         [--seed S] [--configs 1x0,16x0,1x4,16x4] [--results NAME]
 
 Draws ``--sentences`` distinct sentences (fixed seed) from every responding dev bio of all
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     from factscore_local.pipeline.estimator import Estimator
 
     ap = argparse.ArgumentParser(
-        prog="python -m scripts.bench_prompt_lookup", description=__doc__.split("\n\n")[0]
+        prog="python -m scripts.notebook.bench_prompt_lookup", description=__doc__.split("\n\n")[0]
     )
     add_data_option(ap)
     ap.add_argument("--index", type=Path, required=True)
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             "max_new_tokens": max_new,
         }
         record = results_record(
-            args.results, "scripts.bench_prompt_lookup", argv, data, figures, watch
+            args.results, "scripts.notebook.bench_prompt_lookup", argv, data, figures, watch
         )
         log("lookup", f"wrote {write_results(record)}")
     return 0

@@ -1,6 +1,6 @@
 """What stopping generation at a greedy loop saves, on the decomposition of every dev bio.
 
-    python -m scripts.bench_loop_stop --index IDX --cache FILE [--max-prompts N]
+    python -m scripts.notebook.bench_loop_stop --index IDX --cache FILE [--max-prompts N]
 
 Generation stops once a line is written for the third time (``lm/base.py``, ``loop_end``).
 A generation that never writes a line three times never meets the stop, so it is the same
@@ -63,7 +63,7 @@ def main() -> int:
     from factscore_local.pipeline.estimator import Estimator
 
     ap = argparse.ArgumentParser(
-        prog="python -m scripts.bench_loop_stop", description=__doc__.split("\n\n")[0]
+        prog="python -m scripts.notebook.bench_loop_stop", description=__doc__.split("\n\n")[0]
     )
     add_data_option(ap)
     ap.add_argument("--index", type=Path, required=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from scripts.evalbench.bench import Bench, emit, log, rate
-from scripts.evalbench.reference import (
+from scripts.notebook.evalbench.bench import Bench, emit, log, rate
+from scripts.notebook.evalbench.reference import (
     REF_MAX_NEW_TOKENS,
     REF_MAX_PROMPT_TOKENS,
     decide,

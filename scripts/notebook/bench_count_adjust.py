@@ -1,6 +1,6 @@
 """Can the score be corrected for the rule's known errors? (issue 10, lever 3; no model run)
 
-    python -m scripts.bench_count_adjust \
+    python -m scripts.notebook.bench_count_adjust \
         --rows "bench-out/rows-98/retrieve-lm+np+coverage-fitted cross-fitted" --leave-subject-out
 
 A bio's FActScore estimate counts the facts the rule accepts ("classify and count"). With
@@ -125,7 +125,7 @@ def report(rows: list, leave_subject_out: bool) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(
-        prog="python -m scripts.bench_count_adjust", description=__doc__.split("\n\n")[0]
+        prog="python -m scripts.notebook.bench_count_adjust", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("--rows", type=Path, required=True, help="a folder of <subject>.jsonl rows")
     ap.add_argument("--leave-subject-out", action="store_true",

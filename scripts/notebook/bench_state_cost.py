@@ -1,7 +1,7 @@
 """What reading the verdicts' hidden states costs (issue 48: seconds per fact must not move
 by more than 5%).
 
-    python -m scripts.bench_state_cost --index dev-index --topics 3 --rounds 2 \\
+    python -m scripts.notebook.bench_state_cost --index dev-index --topics 3 --rounds 2 \\
         --results state-cost
 
 The labeled dev bios of the first ``--topics`` topics (the tables' order, three subjects)
@@ -85,8 +85,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.results:
         data = {"topics": args.topics, "bios": len(bios), "facts": n_facts,
                 "rounds": args.rounds, "runs": per_fact}  # fmt: skip
-        record = results_record(args.results, "scripts.bench_state_cost", argv, data, figures,
-                                watch)  # fmt: skip
+        record = results_record(args.results, "scripts.notebook.bench_state_cost", argv, data,
+                                figures, watch)  # fmt: skip
         log("state-cost", f"wrote {write_results(record)}")
 
 

@@ -1,6 +1,6 @@
 """The first command as a new user runs it: ``bash scripts/setup.sh`` in a fresh clone.
 
-    python -m scripts.bench_first_command --results first-command
+    python -m scripts.notebook.bench_first_command --results first-command
 
 The clone is of this checkout's HEAD, in ``--work`` (no ``../shared`` beside it: the demo
 fetches its dump excerpt from PyPI), with empty pip, model and source caches
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
         data = {"clone": f"fresh, of commit {git_commit()}, no ../shared beside it",
                 "caches": "empty pip, model and source caches",
                 "demo": f"the MediaWiki excerpt and the {demo_bios()} demo bios"}  # fmt: skip
-        record = results_record(args.results, "scripts.bench_first_command", argv, data,
+        record = results_record(args.results, "scripts.notebook.bench_first_command", argv, data,
                                 figures, recorded_because="a timing of a whole setup")  # fmt: skip
         record["tables"] = [{"prefix": "stages", "rows_head": "stage",
                              "columns": [{"head": "seconds", "cell": "{seconds}"}]}]  # fmt: skip
