@@ -21,7 +21,9 @@ read (seeded with the exported results, no model runs). Then, per topic half, wi
 For a logistic head and an MLP. Per subject: ER and F1 over all bios and on each half; the
 head's AUC on the human facts (every half scored by the other half's head) beside the
 margin's. A lever wins only if it lowers ER and raises F1 on both halves for every subject.
-``--ship`` writes the head trained on every topic, with what it was fitted on.
+``--ship FILE`` writes the head trained on every topic, with what it was fitted on, through
+``fscore ship-head``'s function (``factscore_local.cli.ship.ship_head``: checked against
+the model); ``fscore ship-head FILE`` then ships it, or ``--ship`` names the shipped path.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from factscore_local.cli.ship import ship_head
 from factscore_local.config import build_config, model_name
 from factscore_local.labels.calibration import apply_thresholds, collect, fit, settings_thresholds
 from factscore_local.labels.head_calibration import (
@@ -143,7 +146,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--results", default=None, help="results file name (scripts/results/)")
     ap.add_argument("--results-out", type=Path, default=None,
                     help="write the results file here (the checker's replay)")  # fmt: skip
-    ap.add_argument("--ship", type=Path, default=None, help="write the head fitted on all")
+    ap.add_argument("--ship", type=Path, default=None,
+                    help="write the head fitted on all here (as fscore ship-head)")  # fmt: skip
     ap.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS),
                     help="the heads measured (the MLP's fits take most of the time)")  # fmt: skip
     argv = sys.argv[1:] if argv is None else argv
@@ -199,8 +203,7 @@ def main(argv: list[str] | None = None) -> None:
                         {"model": model_name(args.lm), "fitted_on": data,
                          "verifier_prompt": config.verify_question,
                          "commit": watch.commit})  # fmt: skip
-        head.save(args.ship)
-        log("heads", f"wrote {args.ship}")
+        log("heads", f"wrote {ship_head(head, args.lm, out=args.ship)}")
     print(flatten(out))
     if args.results or args.results_out:
         record = results_record(args.results or "heads", "scripts.bench_heads", argv, data,

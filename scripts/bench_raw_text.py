@@ -100,7 +100,7 @@ def crossfit_shifted(own: list[BioRow], rule: str, fitted: list[dict]):
 def shipped_shift(own: list[BioRow], rule: str, lm: str | None) -> float | None:
     """The bias shift for the weights shipped for the LM (fitted on every topic's human
     facts): the one that minimises the three subjects' raw-text ER on every topic. What
-    ``scripts.ship_rule --raw-text`` ships if the cross-fitted shift wins; None when no
+    ``fscore ship-rule --raw-text`` ships if the cross-fitted shift wins; None when no
     weights are shipped for the rule."""
     from factscore_local.pipeline.decision.verifiers import Thresholds
 

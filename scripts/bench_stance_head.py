@@ -15,7 +15,8 @@ label logits come from the same pass and are cached beside it). Then, with no mo
   features``), and a logistic regression over those features alone.
 
 Macro-F1 with four labels and with three (the supports merged), per-label F1. ``--ship``
-writes a head (``--ship-kind``) trained on every pair, with what it was fitted on.
+writes a head (``--ship-kind``) trained on every pair, with what it was fitted on, through
+``fscore ship-head``'s function (``factscore_local.cli.ship.ship_head``, ``stance=True``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from factscore_local.cli.ship import ship_head
 from factscore_local.config import EvalConfig, model_name
 from factscore_local.methods.factcheck.data import read_stance_pairs
 from factscore_local.methods.factcheck.pipeline import run_stance, stance_scores
@@ -145,8 +147,7 @@ def main(argv: list[str] | None = None) -> None:
                                  {"model": model_name(args.lm), "fitted_on": data,
                                   "commit": watch.commit},
                                  pair_features=args.ship_pair_features)  # fmt: skip
-        head.save(args.ship)
-        log("stance", f"wrote {args.ship}")
+        log("stance", f"wrote {ship_head(head, args.lm, stance=True, out=args.ship)}")
     print(flatten(out))
     if args.results or args.results_out:
         name, computed = args.results or "stance-head", model_results(args.cache) - before

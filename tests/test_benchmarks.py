@@ -183,68 +183,16 @@ def test_tables_replay_on_a_slice(db_index):
     assert check.check(record, db_index, require(SHARED))
 
 
-def test_a_raw_text_shift_ships_only_when_it_wins_everywhere():
-    """The raw-text calibration wins only with a lower ER on both halves for every subject,
-    and ship_rule refuses a results file where it does not."""
+def test_the_raw_text_calibration_wins_only_on_both_halves_for_every_subject():
+    """The raw-text calibration wins only with a lower ER on both halves for every subject
+    (what ``fscore ship-rule --raw-text`` then asks of a record: tests/test_ship.py)."""
     from scripts.bench_raw_text import calibration_wins
-    from scripts.ship_rule import raw_text_entry
 
     base = {h: {s: {"er": 5.0, "f1": None} for s in common.SUBJECTS} for h in ("0", "1")}
     better = {h: {s: {"er": 2.0, "f1": None} for s in common.SUBJECTS} for h in ("0", "1")}
     assert calibration_wins(base, better)
     better["1"][common.SUBJECTS[-1]]["er"] = 5.0  # a tie on one half of one subject
     assert not calibration_wins(base, better)
-    record = {"name": "raw-text-98", "command": "python -m scripts.bench_raw_text",
-              "commit": "abc", "figures": {
-                  "raw text, calibrated/wins on both halves for every subject": 1,
-                  "raw text, calibrated/shift for the shipped weights": 0.4}}  # fmt: skip
-    assert raw_text_entry(record)["raw_text_shift"] == 0.4
-    record["figures"]["raw text, calibrated/wins on both halves for every subject"] = 0
-    with pytest.raises(SystemExit, match="does not win"):
-        raw_text_entry(record)
-
-
-def test_a_head_rule_ships_only_when_it_won_everywhere():
-    """ship_rule takes a head rule's cross-fitted figures from the heads' results of its
-    logistic head, and refuses it where it did not win on both halves for every subject."""
-    from scripts.ship_rule import heads_cross_fitted
-
-    subjects = {s: {"er": 1.0 + i, "f1": 70.0 + i} for i, s in enumerate(common.SUBJECTS)}
-    levers = {"default": {"verifier": "base-fitted", "subjects": subjects},
-              "head rule (logistic)": {"verifier": "x+head-fitted", "subjects": subjects,
-                                       "wins_everywhere": True},
-              "head rule (mlp)": {"verifier": "x+head-fitted", "subjects": {},
-                                  "wins_everywhere": True}}  # fmt: skip
-    record = {"name": "heads-98-x", "levers": levers}
-    entry = heads_cross_fitted(record, "x+head-fitted")
-    assert entry["f1_micro"] == [70.0, 71.0, 72.0] and entry["from"].endswith("(logistic))")
-    levers["head rule (logistic)"]["wins_everywhere"] = False
-    with pytest.raises(SystemExit, match="does not win"):
-        heads_cross_fitted(record, "x+head-fitted")
-    with pytest.raises(SystemExit, match="measured no"):
-        heads_cross_fitted(record, "another-fitted")
-
-
-def test_a_rule_without_head_ships_with_the_default_it_replaces():
-    """The rule a heads' record measured without the head ships (for a model whose default
-    it beat everywhere) with its cross-fitted figures and the replaced default's."""
-    from scripts.ship_rule import rule_entry
-
-    better = {s: {"er": 1.0, "f1": 80.0} for s in common.SUBJECTS}
-    worse = {s: {"er": 9.0, "f1": 40.0} for s in common.SUBJECTS}
-    levers = {"default": {"verifier": "retrieve-lm", "subjects": worse},
-              "rule without head": {"verifier": "rule-fitted", "subjects": better,
-                                    "wins_everywhere": True},
-              "auc": {"margin": 0.7}}  # fmt: skip
-    record = {"name": "heads-98-x", "levers": levers}
-    settings = {"verifier": "rule-fitted", "rule_weights": [0.5, 1.0], "fit": {"error_rate": 2}}
-    entry = rule_entry(settings, {"figures": {}}, "why", "fscore calibrate ...", record)
-    assert entry["cross_fitted"]["f1_micro"] == [80.0] * 3
-    assert entry["replaces"]["f1_micro"] == [40.0] * 3 and "at_margin_0" not in entry
-    assert entry["replaces"]["from"] == "heads-98-x (default)"
-    levers["rule without head"]["wins_everywhere"] = False
-    with pytest.raises(SystemExit, match="does not win"):
-        rule_entry(settings, {"figures": {}}, "why", "fscore calibrate ...", record)
 
 
 def test_fact_recall_samples_found_and_missed_facts_of_each_subject():
