@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the documentation site into site/ in strict mode (a warning fails the build),
-# offline. Extra arguments go to mkdocs (e.g. --site-dir DIR).
+# offline. The site reads from a file too: open site/index.html (navigation and search
+# work on file://, no server). Extra arguments go to mkdocs (e.g. --site-dir DIR).
 #   --update (first argument): regenerate docs/benchmarks/ from scripts/results/ and the
 #   README's headline table from it before building.
 set -euo pipefail
