@@ -29,15 +29,10 @@ def seed_cache(cache: Path | None, exports: list[Path], tag: str) -> None:
         return
     if cache is None:
         raise SystemExit("--seed-cache needs --cache FILE")
-    from factscore_local.runtime.cache import ResultCache
+    from factscore_local.studies import seed_cache as import_exports
 
-    seeded = ResultCache(cache)
-    try:
-        for export in exports:
-            added, present = seeded.import_file(export)
-            log(tag, f"seeded {cache} from {export}: {added} results added, {present} there")
-    finally:
-        seeded.close()
+    for export, added, present in import_exports(cache, exports):
+        log(tag, f"seeded {cache} from {export}: {added} results added, {present} there")
 
 
 def export_part(
@@ -45,15 +40,11 @@ def export_part(
 ) -> Path | None:
     """Exports the cache's results (of ``kinds``) that no earlier ``PREFIX-partN.jsonl.gz``
     (nor a file of ``exclude``) holds, as the next part; None when there are none."""
-    from factscore_local.runtime.cache import ResultCache
+    from factscore_local.studies import export_results
 
     parts = sorted(prefix.parent.glob(f"{prefix.name}-part*.jsonl.gz"))
     out = prefix.parent / f"{prefix.name}-part{len(parts) + 1}.jsonl.gz"
-    store = ResultCache(cache)
-    try:
-        n = store.export(out, kinds, exclude=[p for p in (*parts, *exclude) if p != out])
-    finally:
-        store.close()
+    n = export_results(cache, out, kinds, exclude=[p for p in (*parts, *exclude) if p != out])
     if n == 0:
         out.unlink()
         return None

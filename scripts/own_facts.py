@@ -19,11 +19,12 @@ from pathlib import Path
 from factscore_local.config import EvalConfig
 from factscore_local.lm.base import cut_loop
 from factscore_local.pipeline.cached_models import CachedLM
-from factscore_local.pipeline.components import Lazy, _decomposer, model_identity
+from factscore_local.pipeline.components import model_identity
 from factscore_local.pipeline.decomposition.abstain import is_abstained
 from factscore_local.pipeline.decomposition.clean import clean_generation
 from factscore_local.pipeline.decomposition.sentences import split_sentences
 from factscore_local.runtime.cache import ResultCache
+from factscore_local.studies import decomposer
 from scripts.caches import add_cache_options
 from scripts.caches import seed_cache as import_seeds
 from scripts.common import SUBJECTS, add_data_option, data_root, labeled_bios
@@ -54,13 +55,13 @@ def own_facts(data: Path, cache_path: Path, clean: bool = True) -> tuple[list[di
     cache = ResultCache(cache_path)
     lm = CacheOnlyLM(cache, model_identity(resolve_lm(None), "llama.cpp", cache))
     config = EvalConfig(index=Path("."))
-    decomposer = _decomposer(config, Lazy.of(lm))
+    decompose = decomposer(config, lm)
     out = []
     for subject, bios in labeled_bios(data).items():
         todo = [b for b in bios if b.output.strip() and not is_abstained(b.output, "generic")]
         texts = [clean_generation(b.output).text if clean else b.output for b in todo]
         split = [split_sentences(t) for t in texts]
-        for bio, pairs in zip(todo, decomposer.run_split(split), strict=True):
+        for bio, pairs in zip(todo, decompose.run_split(split), strict=True):
             facts = [(s.text, f) for s, fs in pairs for f in fs]
             if facts:
                 out.append({"subject": subject, "topic": bio.topic, "facts": facts})

@@ -232,11 +232,11 @@ def test_log_normaliser_matches_float64():
 
 def test_prompts_grouped_by_prefix_in_the_order_given():
     """The prefix still in the model's cache from the last slice comes first."""
-    from factscore_local.lm.base import _prefix_order
+    from factscore_local.lm.base import prefix_order
 
     encoded = [[9, 1], [1, 2], [9, 0], [1, 1]]
-    assert _prefix_order(encoded, ["P", "Q", "P", "Q"]) == [2, 0, 3, 1]
-    assert _prefix_order(encoded, None) == [3, 1, 2, 0]
+    assert prefix_order(encoded, ["P", "Q", "P", "Q"]) == [2, 0, 3, 1]
+    assert prefix_order(encoded, None) == [3, 1, 2, 0]
 
 
 def test_a_prefix_is_read_once_across_slices(small_lm):

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-# common_prefix and _prefix_order are imported from here by other modules and tests.
-from factscore_local.lm.prompt_tokens import PromptTokens, _prefix_order
+# common_prefix and prefix_order are imported from here by other modules and tests.
+from factscore_local.lm.prompt_tokens import PromptTokens, prefix_order
 from factscore_local.lm.prompt_tokens import common_prefix as common_prefix
 
 # The generation cut-offs, imported from here by the backends and tests.
@@ -270,7 +270,7 @@ class LocalLM(PromptTokens, ABC):
             encoded, cuts = [self.prompt_ids(p) for p in prompts], [0] * len(prompts)
         else:  # the facts of a block share one prefix, tokenized once
             encoded, cuts = self._encode(prompts, prefixes)
-        order = _prefix_order(encoded, prefixes)
+        order = prefix_order(encoded, prefixes)
         out = np.zeros((len(prompts), len(labels)))
         states: list[np.ndarray | None] = [None] * len(prompts)
         for i in order:
@@ -311,7 +311,7 @@ class LocalLM(PromptTokens, ABC):
         outer = self._outer_cuts(encoded, bases)
         out: list = [None] * len(prompts)
         plans = {}  # i -> (first, n, keep, base, statement span)
-        for i in _prefix_order(encoded, prefixes):
+        for i in prefix_order(encoded, prefixes):
             ids, cut = encoded[i], cuts[i]
             a, b = self._token_span(prompts[i], ids, spans[i])
             found = b > a > cut

@@ -42,7 +42,7 @@ def _remembered(memo: dict, key, limit: int, compute):
     return memo[key]
 
 
-def _prefix_order(encoded: list[list[int]], prefixes: Sequence[str] | None) -> list[int]:
+def prefix_order(encoded: list[list[int]], prefixes: Sequence[str] | None) -> list[int]:
     """The order to evaluate prompts in: grouped by prefix, the groups in the order their
     prefixes first come (callers pass slices of prompts sorted so, and the last prefix of one
     slice, still in the model's cache, is the first of the next), sorted by ids within a

@@ -195,7 +195,7 @@ class CachedLM:
         pairs = list(zip(prompts, prefixes or [None] * len(prompts), strict=True))
         encoded = cached_batch(
             self.cache, "state", [key_of("state", k) for k in result_keys], pairs, compute,
-            SLICE_TRUE_FALSE, order=_by_prefix, progress=self.progress,
+            SLICE_TRUE_FALSE, order=by_prefix, progress=self.progress,
         )  # fmt: skip
         return [decode_state(e) for e in encoded]
 
@@ -208,12 +208,12 @@ class CachedLM:
             return rows([p for p, _ in part], shared)
 
         return cached_batch(
-            self.cache, kind, keys, pairs, compute, SLICE_TRUE_FALSE, order=_by_prefix,
+            self.cache, kind, keys, pairs, compute, SLICE_TRUE_FALSE, order=by_prefix,
             progress=self.progress,
         )  # fmt: skip
 
 
-def _by_prefix(pair: tuple[str, str | None]) -> tuple[str, str]:
+def by_prefix(pair: tuple[str, str | None]) -> tuple[str, str]:
     """Prompts sorted by their shared prefix, then by themselves, so that a prefix's
     prompts are adjacent (``str`` of the pair, as before, split them by how Python quotes
     each prompt)."""

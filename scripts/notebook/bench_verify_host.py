@@ -95,19 +95,19 @@ def prefix_reads(raw, chunks, old: bool) -> dict:
     cut into stored slices of 32 and each slice evaluated in order, as before (slices by
     ``str`` of (prompt, prefix), ids order within a slice) or as now (both by prefix). A
     prefix with two levels counts its outer one (the page; sentences are counted apart)."""
-    from factscore_local.lm.base import _prefix_order
-    from factscore_local.pipeline.cached_models import SLICE_TRUE_FALSE, _by_prefix
+    from factscore_local.lm.base import prefix_order
+    from factscore_local.pipeline.cached_models import SLICE_TRUE_FALSE, by_prefix
 
     held, reads, tokens = None, 0, 0
     for prompts, inner, bases in chunks:
         prefixes = [b or x for x, b in zip(inner, bases, strict=True)]
         pairs = list(dict.fromkeys(zip(prompts, prefixes, strict=True)))
-        pairs.sort(key=str if old else _by_prefix)
+        pairs.sort(key=str if old else by_prefix)
         for start in range(0, len(pairs), SLICE_TRUE_FALSE):
             part = pairs[start : start + SLICE_TRUE_FALSE]
             ids, cuts = raw._encode([p for p, _ in part], [x for _, x in part])
             order = (sorted(range(len(ids)), key=lambda i: ids[i]) if old
-                     else _prefix_order(ids, [x for _, x in part]))  # fmt: skip
+                     else prefix_order(ids, [x for _, x in part]))  # fmt: skip
             for i in order:
                 head = ids[i][: cuts[i]]
                 if head != held:

@@ -16,10 +16,10 @@ from factscore_local.pipeline.decision.verifiers import (
     SLOT_VETO_RULE,
     Thresholds,
 )
-from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.evidence.blocks import EVIDENCE_MODES
 from factscore_local.pipeline.records.inputs import Bio
 from factscore_local.pipeline.records.rows import BioRow
+from factscore_local.studies import verify_facts
 from scripts.common import SUBJECTS, labeled_bios
 from scripts.common import auc as auc_of_values
 from scripts.tables.markdown import md_intervals, md_page_length, md_results
@@ -155,17 +155,17 @@ def section_evidence_modes(report: dict, run: Runner, args) -> None:
     for mode in EVIDENCE_MODES:
         config = build_config({"index": run.index, "lm": run.lm, "cache": run.cache,
                                "evidence": mode})  # fmt: skip
-        estimator = Estimator(config)
         queries = [q for q, _ in sample] if mode == "per-fact" else everything
         start = time.perf_counter()
-        results = estimator.verify(queries)
+        run = verify_facts(config, queries)
+        results = run.out
         seconds = time.perf_counter() - start
         by_query = {(q.atom, q.group, q.tier): r for q, r in zip(queries, results, strict=True)}
         margins = np.asarray([by_query[(q.atom, q.group, q.tier)].margin for q, _ in sample])
         out[mode] = {
             "facts_run": len(queries),
             "seconds": round(seconds, 1),
-            "computed": estimator.cache.misses,
+            "computed": run.computed,
             "s_per_fact": round(seconds / len(queries), 3),
             "auc_margin": round(auc_of_values(margins, labels), 4),
             "agreement_at_0": round(100 * float(np.mean((margins > 0) == labels)), 1),

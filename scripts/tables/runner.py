@@ -15,9 +15,9 @@ from factscore_local.labels.calibration import apply_thresholds, collect, fit, s
 from factscore_local.labels.validation import half_means, subject_name, topic_half, validate_rows
 from factscore_local.npm.defaults import default_np_threshold
 from factscore_local.pipeline.decision.verifiers import FITTED, Thresholds, get_verifier
-from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.records.inputs import Bio
 from factscore_local.pipeline.records.rows import BioRow
+from factscore_local.studies import run_on_bios
 from scripts.common import SUBJECTS, labeled_bios
 from scripts.common import auc as auc_of
 from scripts.common import log as _log
@@ -86,10 +86,10 @@ class Runner:
                 "gamma": 0, "chunk_bios": 2 * len(SUBJECTS), "evidence": self.evidence,
                 "prefix_states": self.prefix_states}  # fmt: skip
         config = build_config({**base, **settings})
-        estimator = Estimator(config)
         start = time.perf_counter()
         log(f"{name}: {len(bios)} bios")
-        rows = estimator.run(bios, None, progress=True)
+        run = run_on_bios(config, bios, progress=True)
+        rows = run.out
         seconds = time.perf_counter() - start
         if self.rows_dir is not None:
             write_rows(rows, self.rows_dir / name)
@@ -97,9 +97,9 @@ class Runner:
         self.timings[name] = {
             "seconds": round(seconds, 1),
             "facts": n,
-            "computed": estimator.cache.misses,
+            "computed": run.computed,
         }
-        log(f"{name}: {n} facts in {seconds:.0f} s ({estimator.cache.misses} cache misses)")
+        log(f"{name}: {n} facts in {seconds:.0f} s ({run.computed} cache misses)")
         return rows
 
 

@@ -109,8 +109,9 @@ def section_ablation_evidence(report: dict, run: Runner, args) -> None:
     ablation setting changes the passages its prompt shows, against BM25 k=5, in each
     evidence mode; by page length. Where nothing changes, the margin cannot change."""
     from factscore_local.pipeline.components import build_components
-    from factscore_local.pipeline.signals.compute import FactQuery, _judged_on, _own_passages
+    from factscore_local.pipeline.signals.compute import FactQuery
     from factscore_local.pipeline.signals.verify_prompt import passage_token_counter
+    from factscore_local.studies import judged_on, own_passages
 
     bios = run.bios(args.topics, subjects=("ChatGPT",))
     queries = [
@@ -129,10 +130,10 @@ def section_ablation_evidence(report: dict, run: Runner, args) -> None:
     def shown(settings: dict) -> dict[str, list[tuple]]:
         """Per evidence mode, the passage ids each fact's prompt shows (one retrieval)."""
         config = build_config({"index": run.index, "lm": run.lm, **settings})
-        hits = _own_passages(queries, parts, config.k, config.retrieval)
+        hits = own_passages(queries, parts, config.k, config.retrieval)
         out = {}
         for mode in modes:
-            blocks = _judged_on(queries, hits, parts, replace(config, evidence=mode), token_len)
+            blocks = judged_on(queries, hits, parts, replace(config, evidence=mode), token_len)
             out[mode] = [
                 tuple(p.passage_id for p in block)
                 if block is not None
