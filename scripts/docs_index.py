@@ -33,7 +33,12 @@ def status_of(record: dict) -> str:
     return record.get("status", "current")
 
 
-def index_page(records: list[dict], readme: list[tuple[str, str, dict]], table: Callable) -> str:
+def index_page(
+    records: list[dict],
+    readme: list[tuple[str, str, dict]],
+    table: Callable,
+    suites: dict[str, str] | None = None,
+) -> str:
     """The index's markdown.
 
     Args:
@@ -41,6 +46,7 @@ def index_page(records: list[dict], readme: list[tuple[str, str, dict]], table: 
         readme: the README's tables as (title, page file, the record it is read from);
             they open the current group.
         table: the docs' markdown table writer (head, rows).
+        suites: each record's suite title (default: the suite files', ``scripts.suite``).
 
     Returns:
         The page, one section per status that has records.
@@ -50,20 +56,24 @@ def index_page(records: list[dict], readme: list[tuple[str, str, dict]], table: 
         ...     return "\\n".join(" | ".join(map(str, r)) for r in rows)
         >>> r = {"name": "x", "date": "2026-11-29T00:00", "status": "negative",
         ...      "status_because": "did not win"}
-        >>> print(index_page([r], [], table).split("\\n\\n")[-1].strip())
-        [x](x.md) | did not win | 2026-11-29 | recorded
+        >>> print(index_page([r], [], table, {"x": "Heads"}).split("\\n\\n")[-1].strip())
+        [x](x.md) | did not win | Heads | 2026-11-29 | recorded
     """
+    if suites is None:
+        from scripts.suite import record_suites
+
+        suites = record_suites()
     sections = [INTRO]
     for status in STATUSES:
         rows = []
         if status == "current":
             rows += [[f"[{title}]({page})", f"read from {record['name']}",
-                      record["date"][:10], check_state(record)]
+                      suites.get(record["name"], ""), record["date"][:10], check_state(record)]
                      for title, page, record in readme]  # fmt: skip
-        rows += [[f"[{r.get('title', r['name'])}]({r['name']}.md)",
-                  r.get("status_because", ""), r["date"][:10], check_state(r)]
+        rows += [[f"[{r.get('title', r['name'])}]({r['name']}.md)", r.get("status_because", ""),
+                  suites.get(r["name"], ""), r["date"][:10], check_state(r)]
                  for r in records if status_of(r) == status]  # fmt: skip
         if rows:
-            head = ["benchmark", "why", "date", "check"]
+            head = ["benchmark", "why", "suite", "date", "check"]
             sections += [f"## {HEADINGS[status]}", table(head, rows)]
     return "\n\n".join(sections) + "\n"

@@ -1,0 +1,70 @@
+"""The suites (scripts/suites/*.toml, run by ``python -m scripts.suite``) restate the records'
+commands as conditions × slices: every cell's command is its record's (options in any order,
+scratch paths as the checker sets them), every record with a status is one of the three, and
+the suites replay exactly what ``python -m scripts.check`` replays."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from scripts import common, suite
+
+CELLS = [(s, c) for s in suite.suites() for c in s.cells]
+RECORDS = {p.stem: json.loads(p.read_text("utf-8")) for p in sorted(common.RESULTS.glob("*.json"))}
+
+
+def test_there_are_a_few_suites_and_each_record_is_in_one_at_most():
+    assert {"paper-tables", "raw-text", "probes", "heads", "operations"} <= {
+        s.name for s in suite.suites()
+    }
+    twice = [r for r, n in Counter(c.record for _, c in CELLS).items() if n > 1]
+    assert twice == []
+
+
+@pytest.mark.parametrize("cell", CELLS, ids=[f"{s.name}/{c.record}" for s, c in CELLS])
+def test_a_cells_command_is_its_records(cell):
+    spec, c = cell
+    record = RECORDS[c.record]
+    module, argv = suite.module_argv(spec.command(c))
+    assert module == record["module"]
+    assert suite.same_run(argv) == suite.same_run(suite.recorded_argv(record))
+
+
+def test_the_suites_replay_what_the_checker_replays():
+    replayed = {name for name, r in RECORDS.items() if r.get("replay")}
+    assert replayed <= {c.record for _, c in CELLS}
+
+
+@pytest.mark.parametrize("name", sorted(RECORDS))
+def test_every_record_says_what_it_is_now(name):
+    record = RECORDS[name]
+    assert record.get("status", "current") in common.STATUSES
+    if "status" in record:
+        assert record.get("status_because")
+
+
+def test_the_figures_of_record_are_current():
+    """The README's tables and the probe it cites are figures of record."""
+    for name in ("tables-98", "raw-text-98", "counterfactual-98", "counterfactual-98-stated"):
+        assert RECORDS[name]["status"] == "current"
+
+
+def test_a_suite_file_naming_an_unknown_slice_fails(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text('title = "X"\ntemplate = "python -m m {condition} {slice}"\n'
+                    '[conditions]\nc = ""\n[slices]\ns = ""\n'
+                    '[[cells]]\ncondition = "c"\nslice = "t"\nrecord = "r"\n')  # fmt: skip
+    with pytest.raises(ValueError, match="no slice 't'"):
+        suite.load(path)
+
+
+def test_list_and_dry_run_print_the_cells(capsys):
+    assert suite.main(["list", "heads"]) == 0
+    assert "heads-98-0.5b [current, replayed]" in capsys.readouterr().out
+    assert suite.main(["dry-run", "paper-tables", "--cell", "tables-10"]) == 0
+    out = capsys.readouterr().out
+    assert "python -m scripts.reproduce_tables --index" in out and "--topics 10" in out
+    assert out.count("--seed-cache") == 3
