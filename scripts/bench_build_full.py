@@ -31,6 +31,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
+
 from scripts.bench_build import DEV_DB, SEPARATOR, realistic_pages
 from scripts.common import (
     RESULTS,
@@ -104,11 +106,6 @@ def build_size(n_pages: int, work: Path, data: Path) -> dict:
         "bm25_index": folder_bytes(idx / "bm25"),
         "index_total": folder_bytes(idx),
     }
-    lookup = subprocess.run(
-        [sys.executable, "-m", "scripts.lookup_timing", "--index", str(idx), "--data", str(data),
-         "--last-copy", str(n_pages // info["base_pages"] - 1)],  # fmt: skip
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
     return {
         **info,
         "commit": git_commit(),
@@ -116,8 +113,18 @@ def build_size(n_pages: int, work: Path, data: Path) -> dict:
         "builder_timings": manifest["timings"],
         "stages": stages,
         "disk_bytes": disk,
-        "lookups": json.loads(lookup.stdout.strip().splitlines()[-1]),
+        "lookups": time_lookups(idx, data, n_pages // info["base_pages"] - 1),
     }
+
+
+def time_lookups(idx: Path, data: Path, last_copy: int) -> dict:
+    """``scripts.lookup_timing`` over ``idx``, in its own process."""
+    done = subprocess.run(
+        [sys.executable, "-m", "scripts.lookup_timing", "--index", str(idx), "--data", str(data),
+         "--last-copy", str(last_copy)],  # fmt: skip
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def eval_bios(idx: Path, work: Path, data: Path, n_bios: int) -> dict:
@@ -170,7 +177,7 @@ def figures(rows: dict[str, dict]) -> dict:
             out[f"{f}/disk/{part}_gb"] = round(n / GB, 2)
         out[f"{f}/peak_bytes_per_page"] = round(peak_bytes_per_page(row))
         lookups = row["lookups"]
-        for copy in ("first_copy", "last_copy"):
+        for copy in ("first_copy", "last_copy", "first_copy_warm"):
             for what in ("resolve", "first_retrieval", "later_retrieval"):
                 if copy in lookups:
                     out[f"{f}/{copy}/{what}_median_ms"] = lookups[copy][what]["median_ms"]
@@ -203,6 +210,7 @@ def record(rows: dict, argv: list[str], watch: Stopwatch, data: Path, planned: l
             "source": f"{DEV_DB.as_posix()} regrouped into ~3-passage pages, replicated",
             "sizes_planned": planned,
             "sizes_done": [int(k) for k in rows],
+            "memory_gb": round(psutil.virtual_memory().total / GB, 1),
         },  # fmt: skip
         figures(rows),
         watch,
@@ -254,8 +262,13 @@ def orchestrate(args: argparse.Namespace, argv: list[str]) -> None:
     for n in sizes:
         run(n, keep=(args.keep_last or args.eval_bios > 0) and n == sizes[-1])
     last = rows[str(sizes[-1])]
-    if args.eval_bios and "eval" not in last and (work / f"idx-{sizes[-1]}").is_dir():
-        last["eval"] = eval_bios(work / f"idx-{sizes[-1]}", work, data, args.eval_bios)
+    kept = work / f"idx-{sizes[-1]}"
+    if args.eval_bios and "eval" not in last and kept.is_dir():
+        if "first_copy_warm" not in last["lookups"]:  # timed before the warm pass existed
+            last["lookups_after_build"] = last["lookups"]
+            last["lookups"] = time_lookups(kept, data, sizes[-1] // last["base_pages"] - 1)
+            last["lookups_commit"] = git_commit()
+        last["eval"] = eval_bios(kept, work, data, args.eval_bios)
         saved.write_text(json.dumps(rows, indent=1))
     record(rows, argv, watch, data, planned)
 
