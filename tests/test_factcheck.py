@@ -121,7 +121,7 @@ def test_factcheck_runs_end_to_end_with_a_real_lm(xml_index, tmp_path):
          "revised_claim": "Alfred Nobel was born in Sweden."},
         {"claim": "", "label": "true"},
     ]) + "\n", "utf-8")  # fmt: skip
-    args = ["factcheck", "--index", str(index), "--lm", SMALL_LM, "--limit", "3",
+    args = ["factcheck", "--index", str(index), "--lm", SMALL_LM, "--n-samples", "3",
             "--stance", str(require(BENCH / "subtask3_claim_evidence_stance-dev.jsonl")),
             "--claims", str(claims), "--out", str(tmp_path / "out"), "--quiet",
             "--cache", str(tmp_path / "c.db"), "--margin", "-0.99"]  # fmt: skip

@@ -329,7 +329,7 @@ def test_lucene_child_dies_with_a_killed_builder(tmp_path):
     build(source, out)  # ingest done here, so the run below goes straight to BM25
     log = out / "logs" / "bm25.log"
     builder = subprocess.Popen(
-        build_cmd(source, out, "--threads", "1"),
+        build_cmd(source, out, "--bm25-threads", "1"),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -53,7 +53,7 @@ def test_a_stance_head_decides_from_the_state(db_index, tmp_path):
 
     path = tmp_path / "stance.npz"
     head.save(path)
-    args = ["factcheck", "--index", str(db_index), "--lm", SMALL_LM, "--limit", str(N_PAIRS),
+    args = ["factcheck", "--index", str(db_index), "--lm", SMALL_LM, "--n-samples", str(N_PAIRS),
             "--stance", str(STANCE), "--out", str(tmp_path / "out"), "--quiet",
             "--cache", str(tmp_path / "c.db")]  # fmt: skip
     result = CliRunner().invoke(main, [*args, "--stance-head", str(path)])

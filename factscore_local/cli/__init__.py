@@ -10,12 +10,20 @@ from __future__ import annotations
 import importlib
 
 import click
+import cloup
 
 from factscore_local import __version__
 from factscore_local.runtime.offline import enforce_offline
 
+# Help up to 100 columns wide where the terminal has them (click's own limit is 80); the
+# long commands list their options under headings (cloup's option groups, cli/groups.py).
+CONTEXT = cloup.Context.settings(
+    help_option_names=["-h", "--help"],
+    formatter_settings=cloup.HelpFormatter.settings(max_width=100),
+)
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+@cloup.group(context_settings=CONTEXT)
 @click.version_option(__version__, prog_name="fscore")
 def main() -> None:
     """Offline FActScore: build a Wikipedia knowledge source, then score generations."""

@@ -6,70 +6,94 @@ from functools import partial
 from pathlib import Path
 
 import click
+import cloup
 
+from factscore_local.cli.aliases import deprecated_alias
+from factscore_local.cli.groups import EVIDENCE, IO, RUNTIME, option_groups
 from factscore_local.cli.options import config_option
 from factscore_local.cli.output import fail
 from factscore_local.distributed.cli_options import pop_ray_options, ray_options
 
+BUILD_GROUPS = {
+    IO: [
+        click.option(
+            "--source",
+            required=True,
+            type=click.Path(path_type=Path),
+            help="MediaWiki XML dump (.xml/.xml.bz2), FActScore .db, or JSONL {title, text}.",
+        ),
+        click.option(
+            "--out",
+            required=True,
+            type=click.Path(path_type=Path),
+            help="Index directory to create (or resume).",
+        ),
+        click.option("--overwrite", is_flag=True, help="Delete an existing build in --out first."),
+    ],
+    EVIDENCE: [
+        click.option(
+            "--tokenizer",
+            default="roberta",
+            show_default=True,
+            help="Passage tokenizer: 'roberta' (packaged, FActScore-compatible), 'minilm', "
+            "or a local Hugging Face tokenizer directory.",
+        ),
+        click.option("--max-tokens", default=256, show_default=True, help="Tokens per passage."),
+        click.option(
+            "--dense",
+            default="minilm",
+            show_default=True,
+            help="Dense model: 'minilm' (embedded), a local sentence-transformers "
+            "directory, or 'none' to skip (pages are then embedded on first use). Not given: "
+            "the time to embed every passage on this device is estimated first, and over 2 h "
+            "($FSCORE_DENSE_MAX_HOURS) the build goes without ('none').",
+        ),
+        click.option(
+            "--dense-leads",
+            is_flag=True,
+            help="Embed each page's first passage only: a dense search over pages by their "
+            "leads, at a fraction of the cost (within a page, other passages are embedded on "
+            "first use).",
+        ),
+        click.option("--no-bm25", is_flag=True, help="Skip the global Lucene BM25 index."),
+    ],
+    RUNTIME: [
+        config_option(
+            "device",
+            help="Where the dense encoder runs: auto (a CUDA GPU when torch sees one), cpu, "
+            "cuda or cuda:N.",
+        ),
+        click.option(
+            "--bm25-threads",
+            "threads",
+            default=2,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Threads of the Lucene BM25 indexing.",
+        ),
+        click.option(
+            "--parse-workers",
+            "workers",
+            default=None,
+            type=click.IntRange(min=1),
+            help="Processes cleaning wikitext (XML dumps); default: one per CPU.",
+        ),
+        click.option(
+            "--batch-pages",
+            default=500,
+            show_default=True,
+            help="Pages per committed batch (the resume granularity).",
+        ),
+        click.option("--quiet", is_flag=True, help="No progress bars."),
+        ray_options(),
+    ],
+}
 
-@click.command("build-index")
-@click.option(
-    "--source",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="MediaWiki XML dump (.xml/.xml.bz2), FActScore .db, or JSONL {title, text}.",
-)
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Index directory to create (or resume).",
-)
-@click.option(
-    "--tokenizer",
-    default="roberta",
-    show_default=True,
-    help="Passage tokenizer: 'roberta' (packaged, FActScore-compatible), 'minilm', "
-    "or a local Hugging Face tokenizer directory.",
-)
-@click.option("--max-tokens", default=256, show_default=True, help="Tokens per passage.")
-@click.option(
-    "--dense",
-    default="minilm",
-    show_default=True,
-    help="Dense model: 'minilm' (embedded), a local sentence-transformers "
-    "directory, or 'none' to skip (pages are then embedded on first use). Not given: the "
-    "time to embed every passage on this device is estimated first, and over 2 h "
-    "($FSCORE_DENSE_MAX_HOURS) the build goes without ('none').",
-)
-@click.option(
-    "--dense-leads",
-    is_flag=True,
-    help="Embed each page's first passage only: a dense search over pages by their leads, "
-    "at a fraction of the cost (within a page, other passages are embedded on first use).",
-)
-@click.option("--no-bm25", is_flag=True, help="Skip the global Lucene BM25 index.")
-@click.option("--threads", default=2, show_default=True, help="Lucene indexing threads.")
-@click.option(
-    "--workers",
-    default=None,
-    type=int,
-    help="Processes cleaning wikitext (XML dumps); default: one per CPU.",
-)
-@click.option(
-    "--batch-pages",
-    default=500,
-    show_default=True,
-    help="Pages per committed batch (the resume granularity).",
-)
-@click.option("--overwrite", is_flag=True, help="Delete an existing build in --out first.")
-@config_option(
-    "device",
-    help="Where the dense encoder runs: auto (a CUDA GPU when torch sees one), cpu, cuda "
-    "or cuda:N.",
-)
-@click.option("--quiet", is_flag=True, help="No progress bars.")
-@ray_options(workers_flag="--ray-workers")
+
+@cloup.command("build-index")
+@option_groups(BUILD_GROUPS)
+@deprecated_alias("--threads", "threads", "--bm25-threads", type=int)
+@deprecated_alias("--workers", "workers", "--parse-workers", type=int)  # 0: the default
 def build_index_cmd(
     source, out, tokenizer, max_tokens, dense, dense_leads, no_bm25, threads, workers,
     batch_pages, overwrite, device, quiet, **ray_opts,

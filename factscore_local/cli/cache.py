@@ -15,7 +15,13 @@ def cache_group() -> None:
 
 
 @cache_group.command("export")
-@click.option("--cache", "cache_path", required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--cache",
+    "cache_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The result cache to read (e.g. <index>/eval-cache.db).",
+)
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="A .jsonl.gz file.")
 @click.option("--kind", "kinds", multiple=True, help="Only these kinds (e.g. true_false).")
 @click.option(
@@ -44,7 +50,13 @@ def cache_export_cmd(
 
 @cache_group.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--cache", "cache_path", required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--cache",
+    "cache_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The result cache to add to (created if missing).",
+)
 def cache_import_cmd(files: tuple[Path, ...], cache_path: Path) -> None:
     """Add exported results to a cache (results already there are kept)."""
     from factscore_local.runtime.cache import ResultCache

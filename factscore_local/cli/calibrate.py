@@ -6,41 +6,52 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import cloup
 
 from factscore_local.cli.eval import RUN_ERRORS
-from factscore_local.cli.options import chosen_settings, estimator_options
+from factscore_local.cli.groups import DECISION, IO, merged, option_groups
+from factscore_local.cli.options import chosen_settings, estimator_groups
 from factscore_local.cli.output import fail
 
+CALIBRATE_GROUPS = {
+    IO: [
+        click.option(
+            "--out",
+            required=True,
+            type=click.Path(path_type=Path),
+            help="Settings file to write (JSON), for 'fscore eval --settings'.",
+        )
+    ],
+    DECISION: [
+        click.option(
+            "--objective",
+            type=click.Choice(["er", "f1"]),
+            default="er",
+            show_default=True,
+            help="'er': mean error rate over the input files; 'f1': micro-F1 on "
+            "not-supported facts.",
+        ),
+        click.option(
+            "--head",
+            type=click.Path(path_type=Path),
+            default=None,
+            help="Also train a state head (a model over the LM's hidden state at its "
+            "verdict) on the human facts and write it here (.npz); a verifier with 'head' "
+            "weighs it.",
+        ),
+        click.option(
+            "--head-kind",
+            type=click.Choice(["logistic", "mlp"]),
+            default="logistic",
+            show_default=True,
+            help="The head: logistic regression, or an MLP with one hidden layer.",
+        ),
+    ],
+}
 
-@click.command("calibrate")
-@estimator_options
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Settings file to write (JSON), for 'fscore eval --settings'.",
-)
-@click.option(
-    "--objective",
-    type=click.Choice(["er", "f1"]),
-    default="er",
-    show_default=True,
-    help="'er': mean error rate over the input files; 'f1': micro-F1 on not-supported facts.",
-)
-@click.option(
-    "--head",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Also train a state head (a model over the LM's hidden state at its verdict) on "
-    "the human facts and write it here (.npz); a verifier with 'head' weighs it.",
-)
-@click.option(
-    "--head-kind",
-    type=click.Choice(["logistic", "mlp"]),
-    default="logistic",
-    show_default=True,
-    help="The head: logistic regression, or an MLP with one hidden layer.",
-)
+
+@cloup.command("calibrate")
+@option_groups(merged(estimator_groups(), CALIBRATE_GROUPS))
 @click.pass_context
 def calibrate_cmd(ctx, out, objective, head, head_kind, **opts) -> None:
     """Fit the verifier's thresholds (margin, NP) on human-labeled bios."""

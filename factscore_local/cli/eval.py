@@ -6,27 +6,36 @@ from functools import partial
 from pathlib import Path
 
 import click
+import cloup
 
-from factscore_local.cli.options import chosen_settings, config_option, estimator_options
+from factscore_local.cli.aliases import deprecated_alias
+from factscore_local.cli.groups import DECISION, IO, RUNTIME, merged, option_groups
+from factscore_local.cli.options import chosen_settings, config_option, estimator_groups
 from factscore_local.cli.output import fail, print_result
 from factscore_local.distributed.cli_options import pop_ray_options, ray_options
 
 # What running the estimator may raise: a clear message, exit status 2.
 RUN_ERRORS = (FileNotFoundError, ValueError, RuntimeError)
 
-
-@click.command("eval")
-@estimator_options
-@click.option(
+OUT_OPTION = click.option(
     "--out",
     type=click.Path(path_type=Path),
     default=None,
     help="Where to write one JSON line per bio (and the run's record, OUT.record.json).",
 )
-@config_option("gamma")
-@config_option("validate")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-@ray_options()
+JSON_OPTION = click.option(
+    "--json", "as_json", is_flag=True, help="Print the summary as one JSON object."
+)
+EVAL_GROUPS = {
+    IO: [OUT_OPTION, JSON_OPTION],
+    DECISION: [config_option("gamma"), config_option("validate")],
+    RUNTIME: [ray_options()],
+}
+
+
+@cloup.command("eval")
+@option_groups(merged(estimator_groups(), EVAL_GROUPS))
+@deprecated_alias("--workers", "ray_workers", "--ray-workers", type=click.IntRange(min=1))
 @click.pass_context
 def eval_cmd(ctx, out, as_json, **opts) -> None:
     """Estimate FActScore of the generations in --input."""

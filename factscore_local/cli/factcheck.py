@@ -9,8 +9,11 @@ import json
 from pathlib import Path
 
 import click
+import cloup
 
-from factscore_local.cli.options import config_option
+from factscore_local.cli.aliases import deprecated_alias
+from factscore_local.cli.groups import DECISION, EVIDENCE, IO, MODEL, RUNTIME, option_groups
+from factscore_local.cli.options import QUIET_OPTION, config_option, lm_option, n_samples_option
 from factscore_local.cli.output import fail, require_index
 from factscore_local.data import data_file
 
@@ -33,50 +36,60 @@ def paper_figures() -> dict[str, str]:
     }
 
 
-@click.command("factcheck")
-@config_option("index", help="Index to retrieve claim evidence from (global search, no topic).")
-@click.option(
-    "--stance",
-    "stance_file",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Subtask 3: JSONL of {claim, evidence, stance}.",
-)
-@click.option(
-    "--claims",
-    "claims_file",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Subtask 4: JSONL of {claim, label, revised_claim}.",
-)
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Folder for stance.jsonl, claims.jsonl and summary.json.",
-)
-@config_option("lm")
-@config_option("device")
-@config_option("k", help="Passages retrieved per claim.")
-@config_option("margin", help="A claim is true when logit(True) - logit(False) exceeds this.")
-@click.option("--no-correction", is_flag=True, help="Skip rewriting the claims judged false.")
-@click.option(
-    "--limit",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Only the first N lines of each file (a quick check).",
-)
-@click.option(
-    "--stance-head",
-    default=None,
-    help="A stance head (.npz) that decides the stance from the LM's hidden state (and the "
-    "pair's lexical features, if it was fitted with them); default: the one shipped for "
-    "the LM, if any; 'none': the label words' logits.",
-)
-@config_option("cache")
-@click.option("--quiet", is_flag=True)
+FACTCHECK_GROUPS = {
+    IO: [
+        config_option(
+            "index", help="Index to retrieve claim evidence from (global search, no topic)."
+        ),
+        click.option(
+            "--stance",
+            "stance_file",
+            type=click.Path(path_type=Path),
+            default=None,
+            help="Subtask 3: JSONL of {claim, evidence, stance}.",
+        ),
+        click.option(
+            "--claims",
+            "claims_file",
+            type=click.Path(path_type=Path),
+            default=None,
+            help="Subtask 4: JSONL of {claim, label, revised_claim}.",
+        ),
+        click.option(
+            "--out",
+            required=True,
+            type=click.Path(path_type=Path),
+            help="Folder for stance.jsonl, claims.jsonl and summary.json.",
+        ),
+        n_samples_option("lines"),
+    ],
+    MODEL: [lm_option(), config_option("device")],
+    EVIDENCE: [config_option("k", help="Passages retrieved per claim.")],
+    DECISION: [
+        config_option(
+            "margin",
+            help="A claim is true when logit(True) - logit(False) exceeds this.",
+        ),
+        click.option(
+            "--stance-head",
+            default=None,
+            help="A stance head (.npz) that decides the stance from the LM's hidden state "
+            "(and the pair's lexical features, if it was fitted with them); default: the one "
+            "shipped for the LM, if any; 'none': the label words' logits.",
+        ),
+        click.option(
+            "--no-correction", is_flag=True, help="Skip rewriting the claims judged false."
+        ),
+    ],
+    RUNTIME: [config_option("cache"), QUIET_OPTION],
+}
+
+
+@cloup.command("factcheck")
+@option_groups(FACTCHECK_GROUPS)
+@deprecated_alias("--limit", "n_samples", "--n-samples", type=click.IntRange(min=1))
 def factcheck_cmd(
-    index, stance_file, claims_file, out, lm, device, k, margin, no_correction, limit,
+    index, stance_file, claims_file, out, lm, device, k, margin, no_correction, n_samples,
     stance_head, cache, quiet,
 ) -> None:  # fmt: skip
     """Factcheck-Bench offline: stance of evidence (subtask 3), claim verification with
@@ -100,8 +113,8 @@ def factcheck_cmd(
     try:
         cache_path = cache or index / "eval-cache.db"
         config = EvalConfig(index=index, lm=lm, cache=cache_path, device=device)
-        stance = read_stance_pairs(stance_file)[:limit] if stance_file else []
-        claims = read_claims(claims_file)[:limit] if claims_file else []
+        stance = read_stance_pairs(stance_file)[:n_samples] if stance_file else []
+        claims = read_claims(claims_file)[:n_samples] if claims_file else []
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     try:

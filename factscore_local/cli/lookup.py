@@ -31,7 +31,13 @@ def open_index(index_dir: Path):
 
 
 @click.command("lookup")
-@click.option("--index", "index_dir", required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--index",
+    "index_dir",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Index directory built by build-index.",
+)
 @click.argument("title")
 @click.option(
     "--passages", "n_passages", default=2, show_default=True, help="How many passages to print."

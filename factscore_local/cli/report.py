@@ -33,7 +33,7 @@ from factscore_local.cli.output import fail
     help="Topic -> frequency class: a JSON object, or a JSONL with 'topic' and 'cat' (e.g. "
     "the eval input); default: the classes the rows carry.",
 )
-@click.option("--title", default="FActScore report", show_default=True)
+@click.option("--title", default="FActScore report", show_default=True, help="The report's title.")
 @click.option(
     "--numbers",
     "numbers_out",

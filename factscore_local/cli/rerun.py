@@ -54,7 +54,7 @@ def summary_diff(recorded: dict, result: dict) -> str:
     "recorded one.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-@click.option("--quiet", is_flag=True)
+@click.option("--quiet", is_flag=True, help="No progress bars.")
 def rerun_cmd(record_file, out, cache, as_json, quiet) -> None:
     """Re-run an 'fscore eval' from its record (OUT.record.json) with exactly its settings;
     refuses when the index, the LM file or an input differs from the recorded ones."""

@@ -11,10 +11,22 @@ from factscore_local.cli.output import fail
 
 
 @click.command("search")
-@click.option("--index", "index_dir", required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--index",
+    "index_dir",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Index directory built by build-index.",
+)
 @click.argument("query")
-@click.option("--k", default=5, show_default=True)
-@click.option("--method", type=click.Choice(["bm25", "dense"]), default="bm25", show_default=True)
+@click.option("--k", default=5, show_default=True, help="Passages to print.")
+@click.option(
+    "--method",
+    type=click.Choice(["bm25", "dense"]),
+    default="bm25",
+    show_default=True,
+    help="BM25 (the global Lucene index, or the page's) or the dense encoder's similarity.",
+)
 @click.option("--title", default=None, help="Restrict to this page (FActScore's retrieval).")
 def search_cmd(index_dir, query, k, method, title) -> None:
     """Top-k passages for QUERY, over everything or within one page."""

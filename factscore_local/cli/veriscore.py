@@ -7,73 +7,87 @@ import sys
 from pathlib import Path
 
 import click
+import cloup
 
-from factscore_local.cli.options import config_option
+from factscore_local.cli.groups import DECISION, EVIDENCE, FACTS, IO, MODEL, RUNTIME, option_groups
+from factscore_local.cli.options import QUIET_OPTION, config_option, lm_option
 from factscore_local.cli.output import fail, require_index
 from factscore_local.config import MAX_EVIDENCE_BUDGET
 
+VERISCORE_GROUPS = {
+    IO: [
+        config_option(
+            "index", help="Index to retrieve each claim's evidence from (global search, no topic)."
+        ),
+        click.option(
+            "--input",
+            "input_file",
+            required=True,
+            type=click.Path(path_type=Path),
+            help="JSONL with 'response' (or 'output'), optional 'question' and 'domain'.",
+        ),
+        click.option(
+            "--out",
+            required=True,
+            type=click.Path(path_type=Path),
+            help="JSONL: per response its claims, evidence, verdicts and F1@K.",
+        ),
+    ],
+    FACTS: [
+        click.option(
+            "--resolve-pronouns/--keep-pronouns",
+            default=True,
+            show_default=True,
+            help="Rewrite claims that open with a pronoun with the name their window gives "
+            "(one short generation per such claim; the rewrite is kept only if it changes "
+            "nothing else).",
+        ),
+    ],
+    MODEL: [lm_option(), config_option("device")],
+    EVIDENCE: [
+        config_option("k", help="Passages retrieved per claim."),
+        click.option(
+            "--evidence",
+            type=click.Choice(["per-claim", "shared", "page"]),
+            default="per-claim",
+            show_default=True,
+            help="Judge each claim against its own top-k (VeriScore's procedure); against "
+            "the union of its response's claims' top-k, which the LM reads once per response "
+            "(shared); or against the page (segment) that holds most of its top-k, which the "
+            "LM reads once for every claim of every response that lands there (page).",
+        ),
+        config_option(
+            "evidence_budget",
+            help="Shared and page evidence: tokens of passages per block (a response's "
+            "union, or a long page, is split).",
+            min=256,
+            max=MAX_EVIDENCE_BUDGET,
+        ),
+    ],
+    DECISION: [
+        config_option(
+            "margin",
+            help="Binary verdicts: supported when log P(Supported) - log P(Unsupported) "
+            "exceeds this.",
+        ),
+        click.option(
+            "--ternary",
+            is_flag=True,
+            help="Supported / contradicted / inconclusive (default: supported / unsupported).",
+        ),
+        click.option(
+            "--k-claims",
+            type=float,
+            default=None,
+            help="K of F1@K; default: the median number of claims per response in each domain.",
+        ),
+    ],
+    RUNTIME: [config_option("cache"), QUIET_OPTION],
+}
 
-@click.command("veriscore")
-@config_option(
-    "index", help="Index to retrieve each claim's evidence from (global search, no topic)."
-)
-@click.option(
-    "--input",
-    "input_file",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="JSONL with 'response' (or 'output'), optional 'question' and 'domain'.",
-)
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="JSONL: per response its claims, evidence, verdicts and F1@K.",
-)
-@config_option("lm")
-@config_option("device")
-@config_option("k", help="Passages retrieved per claim.")
-@click.option(
-    "--k-claims",
-    type=float,
-    default=None,
-    help="K of F1@K; default: the median number of claims per response in each domain.",
-)
-@click.option(
-    "--ternary",
-    is_flag=True,
-    help="Supported / contradicted / inconclusive (default: supported / unsupported).",
-)
-@config_option("cache")
-@config_option(
-    "margin",
-    help="Binary verdicts: supported when log P(Supported) - log P(Unsupported) exceeds this.",
-)
-@click.option(
-    "--evidence",
-    type=click.Choice(["per-claim", "shared", "page"]),
-    default="per-claim",
-    show_default=True,
-    help="Judge each claim against its own top-k (VeriScore's procedure); against the "
-    "union of its response's claims' top-k, which the LM reads once per response "
-    "(shared); or against the page (segment) that holds most of its top-k, which the LM "
-    "reads once for every claim of every response that lands there (page).",
-)
-@config_option(
-    "evidence_budget",
-    help="Shared and page evidence: tokens of passages per block (a response's union, or "
-    "a long page, is split).",
-    min=256,
-    max=MAX_EVIDENCE_BUDGET,
-)
-@click.option(
-    "--resolve-pronouns/--keep-pronouns",
-    default=True,
-    show_default=True,
-    help="Rewrite claims that open with a pronoun with the name their window gives (one "
-    "short generation per such claim; the rewrite is kept only if it changes nothing else).",
-)
-@click.option("--quiet", is_flag=True)
+
+@cloup.command("veriscore")
+@option_groups(VERISCORE_GROUPS)
 def veriscore_cmd(
     index, input_file, out, lm, device, k, k_claims, ternary, margin, evidence,
     evidence_budget, resolve_pronouns, cache, quiet,

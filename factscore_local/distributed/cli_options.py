@@ -13,9 +13,10 @@ from factscore_local.distributed.engine import ENGINES, RayOptions
 RAY_PARAMS = ("engine", "ray_address", "ray_workers", "threads_per_worker", "gpus_per_worker")
 
 
-def ray_options(workers_flag: str = "--workers") -> Callable:
-    """Adds ``--engine``, ``--ray-address``, the workers' count (``workers_flag``: build-index
-    already has a ``--workers``), ``--threads-per-worker`` and ``--gpus-per-worker``.
+def ray_options(workers_flag: str = "--ray-workers") -> Callable:
+    """Adds ``--engine``, ``--ray-address``, the workers' count (``workers_flag``; eval's
+    old ``--workers`` is a deprecated alias there), ``--threads-per-worker`` and
+    ``--gpus-per-worker``.
 
     Args:
         workers_flag: the flag of the Ray workers' count.
