@@ -174,6 +174,13 @@ class FactScorer:
     def _config(self, index: Path) -> EvalConfig:
         return build_config({**self._options, "index": index})
 
+    @property
+    def settings(self) -> EvalConfig:
+        """The estimator's settings as this scorer resolves them: the verifier its
+        ``model_name`` and LM give, with its thresholds, the LM, NP's scorer. Its ``index``
+        is a stand-in (the cache folder): each knowledge source reads its own."""
+        return self._config(self.cache_dir)
+
     # --- knowledge sources ------------------------------------------------------------
     def register_knowledge_source(
         self,
