@@ -12,7 +12,7 @@ from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from factscore_local.fitted_defaults import model_defaults, model_name
+from factscore_local.fitted_defaults import default_rule, model_name, shipped_rule
 from factscore_local.lm import BACKENDS as LM_BACKENDS
 from factscore_local.lm import DTYPES as LM_DTYPES
 from factscore_local.lm import LM_CONTEXT
@@ -87,9 +87,8 @@ class EvalConfig:
     backend: str = setting("auto", choices=LM_BACKENDS, option="--lm-backend")
     verifier: str = setting(
         "retrieve-lm",
-        "Default: the LM's own fitted rule where data/model-defaults.json ships one (the "
-        "embedded models: retrieve-lm+np+coverage+slots+number-year-place-veto-fitted) and "
-        "no --margin or --np-threshold is given; else retrieve-lm.",
+        "Default: the LM's own rule where data/model-defaults.json ships one ('default' "
+        "for the embedded models); else retrieve-lm.",
         choices=verifier_names,
         show_default=False,
     )
@@ -289,12 +288,13 @@ class EvalConfig:
                              "NP scorer skips stopwords by their words")  # fmt: skip
         if self.gamma < 0:
             raise ValueError("gamma must be 0 (no length penalty) or positive")
-        if self.rule_weights is not None:  # a JSON list from a settings file or a record
-            weights = tuple(float(w) for w in self.rule_weights)
-            features = get_verifier(self.verifier).features
-            if features and len(weights) != 1 + len(features):
-                raise ValueError(f"rule_weights of {self.verifier} hold {1 + len(features)} "
-                                 f"numbers (bias, {', '.join(features)})")  # fmt: skip
+        if self.rule_weights is not None:
+            # by feature name (checked), or a list in the rule's order (earlier releases)
+            verifier = get_verifier(self.verifier)
+            if verifier.features:
+                weights = verifier.weights_from(self.rule_weights)
+            else:
+                weights = tuple(float(w) for w in self.rule_weights)
             object.__setattr__(self, "rule_weights", weights)
 
     @property
@@ -360,30 +360,36 @@ def build_config(
         raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
     values = dict(options)
     given = set(options) if explicit is None else set(explicit)
+    asked = set(given)  # options given explicitly (not by a settings file)
     sources = []
     if settings:
         taken = [k for k in SETTINGS_KEYS if k in settings and k not in given]
         values.update({k: settings[k] for k in taken})
         given |= set(taken)
         sources += ["settings file"] * bool(taken)
-    fitted = model_defaults(values.get("lm"))
-    # A model's own default verifier (a rule fitted for it), unless a verifier or a
-    # threshold of one was asked for.
-    if fitted.get("verifier") and not given & {"verifier", "margin", "np_threshold"}:
-        values["verifier"] = fitted["verifier"]
-    verifier = values.get("verifier", DEFAULTS["verifier"])
-    # Shipped thresholds: one set for the verifiers listed, or one per fitted rule.
-    shipped = fitted.get("rules", {}).get(verifier)
-    if shipped is None and verifier in fitted.get("verifiers", ()):
-        shipped = fitted
+    lm, lm_model = values.get("lm"), values.get("lm_model")
+    rule = values.get("verifier")
+    if "verifier" not in given:  # the model's own default rule (a rule fitted for it)
+        rule = default_rule(lm, lm_model) or DEFAULTS["verifier"]
+    verifier = get_verifier(rule)
+    values["verifier"] = rule
+    shipped = shipped_rule(lm, rule, lm_model)
     if shipped:
-        fitted_keys = ("margin", "np_threshold", "rule_weights")
-        taken = [k for k in fitted_keys if k in shipped and k not in given]
+        taken = [k for k in ("margin", "np_threshold", "rule_weights") if k in shipped.settings
+                 and k not in given]  # fmt: skip
         # The raw-text shift belongs to the shipped weights: not to weights given otherwise.
-        if "rule_weights" in taken and "raw_text_shift" in shipped:
+        if "rule_weights" in taken and "raw_text_shift" in shipped.settings:
             taken.append("raw_text_shift")
-        values.update({k: shipped[k] for k in taken})
-        sources += [f"fitted defaults of {model_name(values.get('lm'))}"] * bool(taken)
+        values.update({k: shipped.settings[k] for k in taken})
+        sources += [f"fitted defaults of {model_name(lm, lm_model)}"] * bool(taken)
+    cuts = sorted(asked & {"margin", "np_threshold"})
+    if cuts and verifier.features and values.get("rule_weights") is not None:
+        options = " and ".join("--" + c.replace("_", "-") for c in cuts)
+        raise ValueError(
+            f"{options} cut a threshold rule, but rule {verifier.name!r} is a fitted rule "
+            "that weighs the margin and NP; give a threshold rule with it (e.g. --verifier "
+            "retrieve-lm or --verifier paper), or leave it out"
+        )
     values["thresholds_from"] = ", ".join(sources) or "built-in defaults"
     if values.get("index") is None:
         raise ValueError("an index directory is required")

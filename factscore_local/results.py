@@ -114,8 +114,8 @@ def thresholds_of(config: EvalConfig) -> dict:
 
     # Threshold name -> its key in settings files and output.
     keys = {"margin": "margin", "np": "np_threshold", "weights": "rule_weights"}
-    shown = {
-        keys[name]: getattr(config.thresholds, name)
-        for name in get_verifier(config.verifier).thresholds
-    }
+    verifier = get_verifier(config.verifier)
+    shown = {keys[name]: getattr(config.thresholds, name) for name in verifier.thresholds}
+    if shown.get("rule_weights"):  # by feature name, as settings files give them
+        shown["rule_weights"] = verifier.weights_by_name(shown["rule_weights"])
     return {**shown, "from": config.thresholds_from}

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from factscore_local.config import model_defaults
+from factscore_local.fitted_defaults import model_defaults, shipped_rule
 from factscore_local.labels.counterfactual import (
     KINDS,
     build_pools,
@@ -43,9 +43,10 @@ from factscore_local.labels.counterfactual import (
 from factscore_local.labels.validation import topic_half
 from factscore_local.pipeline.decision.verifiers import (
     RIVALS_RULE,
-    SIGNALS,
+    VALUE_KEYS,
     Thresholds,
     get_verifier,
+    legacy_name,
 )
 from factscore_local.pipeline.signals.slots import slot_check
 from scripts.caches import add_cache_options, model_results, seed_cache
@@ -167,8 +168,12 @@ SIGNALS_RULE = RIVALS_RULE  # reads every signal the rules below do
 def shipped_rules(lm: str | None) -> dict[str, tuple[str, Thresholds]]:
     """The rules compared: each fitted rule shipped for the LM, with its weights, and the
     margin at 0."""
-    rules = {name: (name, Thresholds(weights=tuple(r["rule_weights"])))
-             for name, r in model_defaults(lm).get("rules", {}).items()}  # fmt: skip
+    rules = {}
+    for name in model_defaults(lm).get("rules", {}):
+        shipped = shipped_rule(lm, name)
+        if "rule_weights" in shipped.settings:  # keyed by the names the records use
+            weights = Thresholds(weights=shipped.settings["rule_weights"])
+            rules[legacy_name(name)] = (legacy_name(name), weights)
     rules["retrieve-lm, margin 0"] = ("retrieve-lm", Thresholds(margin=0.0))
     return rules
 
@@ -198,7 +203,7 @@ def verify(args, queries: list[tuple[str, str, str]], index: Path):
 def signal_arrays(results) -> dict[str, np.ndarray]:
     """The facts' recorded signals, one array per signal (0 where one was not recorded)."""
     return {name: np.asarray([r.signals().get(name, 0.0) for r in results], float)
-            for name in SIGNALS}  # fmt: skip
+            for name in VALUE_KEYS}  # fmt: skip
 
 
 def decided(results, verifier: str, thresholds: Thresholds) -> np.ndarray:

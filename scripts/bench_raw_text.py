@@ -39,10 +39,10 @@ from pathlib import Path
 
 import numpy as np
 
-from factscore_local.config import model_defaults
+from factscore_local.fitted_defaults import default_rule, shipped_rule
 from factscore_local.labels.calibration import apply_thresholds, settings_thresholds
 from factscore_local.labels.validation import topic_half, validate_rows
-from factscore_local.pipeline.decision.verifiers import RIVALS_RULE
+from factscore_local.pipeline.decision.verifiers import RIVALS_RULE, legacy_name
 from factscore_local.pipeline.records.labeled import human_bio_score
 from factscore_local.pipeline.records.rows import BioRow, HumanSide
 from scripts.caches import add_cache_options, model_results, seed_cache
@@ -104,7 +104,8 @@ def shipped_shift(own: list[BioRow], rule: str, lm: str | None) -> float | None:
     weights are shipped for the rule."""
     from factscore_local.pipeline.decision.verifiers import Thresholds
 
-    weights = model_defaults(lm).get("rules", {}).get(rule, {}).get("rule_weights")
+    shipped = shipped_rule(lm, rule)
+    weights = shipped.settings.get("rule_weights") if shipped else None
     if not weights:
         return None
     return best_shift(own, rule, Thresholds(0.0, 0.3, tuple(weights)))
@@ -235,9 +236,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--results", default=None, help="write scripts/results/NAME.json")
     ap.add_argument("--results-out", type=Path, default=None)
     args = ap.parse_args(argv)
-    args.rule = (
-        args.rule or model_defaults(args.lm).get("verifier") or model_defaults(None)["verifier"]
-    )
+    args.rule = args.rule or legacy_name(default_rule(args.lm) or default_rule(None))
     watch = Stopwatch()
     seed_cache(args.cache, args.seed_cache, "raw-text")
     stored = model_results(args.cache)  # what the run adds beyond it, it computed

@@ -41,7 +41,8 @@ from factscore_local.labels.calibration import (
     settings_thresholds,
 )
 from factscore_local.labels.validation import subject_name, wins_on_both_halves
-from factscore_local.pipeline.decision.verifiers import COVERAGE_RULE_FEATURES, FEATURES, Verifier
+from factscore_local.pipeline.decision.features import register_feature
+from factscore_local.pipeline.decision.verifiers import COVERAGE_RULE_FEATURES, Verifier
 from factscore_local.pipeline.records.rows import BioRow
 from factscore_local.report.data import read_rows
 from scripts.common import SUBJECTS
@@ -164,13 +165,13 @@ def main() -> None:
         name, _, folder = spec.partition("=")
         OTHER_MARGINS[name] = other_margins(Path(folder))
         feature = f"margin ({name})"
-        FEATURES.setdefault(feature, lambda s, f=feature: s[f])
+        register_feature(feature)
     rows = [r for s in SUBJECTS for r in read_rows(args.rows / f"{s}.jsonl")
             if r.ok and r.human is not None]  # fmt: skip
     topics = len({r.topic for r in rows})
     if args.similarity:
         SIMILARITY.update(evidence_similarity(rows, args.similarity))
-        FEATURES.setdefault("similarity", lambda s: s["similarity"])
+        register_feature("similarity")
     print(f"{len(rows)} bios of {topics} topics\n")
     print(length_within_subjects(rows) + "\n")
     print(coverage_by_label(rows) + "\n")

@@ -26,9 +26,13 @@ import functools
 import re
 from pathlib import Path
 
-from factscore_local.config import model_defaults
+from factscore_local.fitted_defaults import default_rule
 from factscore_local.model_store import DEFAULT_LM
-from factscore_local.pipeline.decision.verifiers import NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE
+from factscore_local.pipeline.decision.verifiers import (
+    NUMBER_VETO_RULE,
+    NUMBER_YEAR_VETO_RULE,
+    legacy_name,
+)
 from scripts.build_full_doc import GUIDE, page_tables, splice_guide
 from scripts.common import RESULTS, ROOT, SUBJECTS, read_results
 from scripts.docs_index import index_page
@@ -40,7 +44,7 @@ HEADLINE = "tables-98"  # the results file the headline table is read from
 PROBE = "counterfactual-98"  # the results file the README's contradiction table is read from
 RAW_TEXT = "raw-text-98"  # the results file the README's raw-text table is read from
 PREVIOUS_RULE = "retrieve-lm+np+coverage-fitted"  # the 1.5B model's default before the slots
-DEFAULT_RULE = model_defaults(DEFAULT_LM)["verifier"]  # the embedded 1.5B model's
+DEFAULT_RULE = legacy_name(default_rule(DEFAULT_LM))  # the 1.5B's, as the records name it
 VERIFIERS = ("always-supported", "always-not-supported", "random", "no-context-lm", "np",
              "retrieve-lm", "retrieve-lm+np", "retrieve-lm+np-fitted",
              "retrieve-lm+np+coverage-fitted", "retrieve-lm+np+coverage+slots-fitted",
@@ -356,8 +360,33 @@ def write_docs(out: Path = DOCS) -> list[Path]:
     return written
 
 
+SPEED = "raw-text-speed"  # the results file of the README's run-time line (2 cores)
+GPU_SPEED = "gpu-raw-text"  # ... and of its GPU part, when recorded
+
+
+def run_time(record: dict) -> str:
+    """The README's run-time line: a raw-text bio end to end on the CPU (the record's
+    machine and bios) and, where a GPU run is recorded, bios a minute on that card."""
+    f, machine = record["figures"], record["machine"]
+    cores = machine.get("cores", "?")
+    line = (f"Scoring from raw text takes about {f['end_to_end/seconds_per_bio']:.0f} s a bio "
+            f"end to end on {cores} CPU cores with the default 1.5B model "
+            f"({f['bios']} dev bios, {record['date'][:10]}; about "
+            f"{500 * f['end_to_end/seconds_per_bio'] / 3600:.0f} h for 500 bios)")  # fmt: skip
+    gpu_path = RESULTS / f"{GPU_SPEED}.json"
+    if gpu_path.exists():
+        gpu = read_results(gpu_path)
+        card = gpu["machine"].get("gpu") or "a GPU"
+        model = Path(gpu["data"].get("lm", "")).name.removesuffix(".gguf") or "its model"
+        line += (f"; on one {card}, {gpu['figures']['bios_per_minute']:.1f} bios a minute "
+                 f"with {model} ({gpu['figures']['bios']} bios)")  # fmt: skip
+    sources = f"{SPEED}.json" + (f" and scripts/results/{GPU_SPEED}.json" * gpu_path.exists())
+    return GENERATED.format(sources) + "\n\n" + line + ". [Speed](docs/guide/speed.md).\n"
+
+
 # The README's tables: results file, the index's words for it, its page, what writes it.
 README_TABLES = (
+    (SPEED, "The README's run-time line", "run-time.md", run_time),
     (HEADLINE, "The README's headline table", "headline.md", headline),
     (PROBE, "The README's contradiction table", "contradictions.md", contradictions),
     (RAW_TEXT, "The README's raw-text table", "raw-text.md", raw_text),

@@ -25,7 +25,12 @@ from factscore_local.labels.calibration import collect, fit, settings_thresholds
 from factscore_local.labels.head_calibration import human_states, with_held_out_head
 from factscore_local.labels.heads import fit_head
 from factscore_local.labels.validation import topic_half
-from factscore_local.pipeline.decision.verifiers import HEAD_RULE, SIGNALS, Thresholds, get_verifier
+from factscore_local.pipeline.decision.verifiers import (
+    HEAD_RULE,
+    VALUE_KEYS,
+    Thresholds,
+    get_verifier,
+)
 from factscore_local.pipeline.signals.state_head import StateHead
 
 KIND = "logistic"
@@ -71,7 +76,7 @@ def fit_halves(rows: list, pairs: list, originals: list, changed: list, default:
 
 def _arrays(facts: list) -> dict[str, np.ndarray]:
     return {name: np.asarray([f.signals().get(name, 0.0) for f in facts], float)
-            for name in SIGNALS}  # fmt: skip
+            for name in VALUE_KEYS}  # fmt: skip
 
 
 def crossfit_verdicts(pairs: list, originals: list, changed: list, fits: dict[int, HalfFit],

@@ -22,6 +22,7 @@ BLOCKS = {  # marker name -> the generated page the README holds there
     "headline": ROOT / "docs" / "benchmarks" / "headline.md",
     "contradictions": ROOT / "docs" / "benchmarks" / "contradictions.md",
     "raw-text": ROOT / "docs" / "benchmarks" / "raw-text.md",
+    "run-time": ROOT / "docs" / "benchmarks" / "run-time.md",
 }
 HEADLINE = BLOCKS["headline"]
 

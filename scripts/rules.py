@@ -11,9 +11,9 @@ import numpy as np
 
 from factscore_local.labels.calibration import SubjectFacts, collect
 from factscore_local.labels.validation import subject_name, topic_half
+from factscore_local.pipeline.decision.features import register_feature
 from factscore_local.pipeline.decision.verifiers import (
     COVERAGE_RULE_FEATURES,
-    FEATURES,
     FITTED,
     Verifier,
     fitted_rule,
@@ -113,7 +113,7 @@ def candidate_signals(row: BioRow, facts: tuple[FactResult, ...]) -> dict[str, l
 
 
 for _name in CANDIDATES + RESPONSE_CANDIDATES:  # what a rule may weigh, for this script only
-    FEATURES.setdefault(_name, lambda s, name=_name: s[name])
+    register_feature(_name)
 
 
 def rule_with(extra: tuple[str, ...]) -> Verifier:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -117,3 +119,20 @@ def test_the_demo_rejects_its_planted_statements_with_the_default(xml_index, tmp
     assert not any(d.is_supported for d in planted), [d.atom for d in planted]
     rejected = [d.atom for d in decisions if d not in planted and not d.is_supported]
     assert not rejected, rejected
+    # Every rejected fact says why; the place veto names the conflicting values.
+    assert all(d.reason for d in planted)
+    ohio = next(d for d in planted if "in Ohio" in d.atom)
+    assert ohio.reason.startswith("vetoed: its place") and "Illinois" in ohio.reason
+    # The demo's printout and its HTML report show the reasons and the source sentences.
+    from factscore_local.cli.demo import print_rows, write_demo_report
+
+    printed = CliRunner().invoke(click.command()(lambda: print_rows(result.rows)), [])
+    lines = printed.output.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("     [x]"):
+            assert lines[i + 1].startswith("         why: "), lines[i : i + 2]
+    scored = tmp_path / "demo_bios.scored.jsonl"
+    scored.write_text("".join(json.dumps(r.to_json()) + "\n" for r in result.rows), "utf-8")
+    page = write_demo_report(scored, xml_index).read_text("utf-8")
+    assert "vetoed: its place conflicts" in page and "from: " in page
+    assert html.escape(ohio.sentence, quote=False) in page

@@ -18,35 +18,54 @@ def test_defaults_come_from_one_place(tmp_path):
     assert config.thresholds.np == default_np_threshold(None)
 
 
-# the embedded 1.5B model's
-DEFAULT_RULE = "retrieve-lm+np+coverage+slots+number-year-place-veto-fitted"
-
-
 def test_the_default_model_brings_its_fitted_rule(tmp_path):
-    """The embedded 1.5B model decides with the coverage rule fitted for it, unless a
-    verifier or a threshold is asked for."""
-    from factscore_local.config import model_defaults
+    """The embedded 1.5B model decides with the rule fitted for it, unless a verifier is
+    asked for; a cut given with the fitted rule is refused, not a silent switch."""
+    from factscore_local.fitted_defaults import default_rule, model_defaults, shipped_rule
     from factscore_local.pipeline.decision.verifiers import get_verifier
 
-    fitted = model_defaults(None)
     config = build_config({"index": tmp_path})
-    assert config.verifier == fitted["verifier"] == DEFAULT_RULE
-    weights = fitted["rules"][DEFAULT_RULE]["rule_weights"]
-    assert config.rule_weights == tuple(weights)
-    assert len(weights) == 1 + len(get_verifier(DEFAULT_RULE).features)
+    assert default_rule(None) == "default" and config.verifier == "default"
+    shipped = model_defaults(None)["rules"]["default"]["weights"]
+    rule = get_verifier("default")
+    assert list(shipped) == ["bias", *rule.features]  # keyed by feature name
+    assert config.rule_weights == tuple(shipped.values())
     assert "fitted defaults" in config.thresholds_from
-    # Every rule shipped for the model brings its own weights when it is asked for.
-    for name, rule in fitted["rules"].items():
-        assert build_config({"index": tmp_path, "verifier": name}).rule_weights == tuple(
-            rule["rule_weights"]
-        )
-    assert build_config({"index": tmp_path, "margin": 0.5}).verifier == "retrieve-lm"
+    # Every rule shipped for the model brings its own weights, by any of its names.
+    for name in model_defaults(None)["rules"]:
+        weights = shipped_rule(None, name).settings["rule_weights"]
+        assert build_config({"index": tmp_path, "verifier": name}).rule_weights == weights
+        for alias in get_verifier(name).aliases:
+            assert build_config({"index": tmp_path, "verifier": alias}).rule_weights == weights
+    with pytest.raises(ValueError, match="--margin cut a threshold rule.*'default'"):
+        build_config({"index": tmp_path, "margin": 0.5})
+    margin = build_config({"index": tmp_path, "margin": 0.5, "verifier": "retrieve-lm"})
+    assert margin.thresholds.margin == 0.5
     chosen = build_config({"index": tmp_path, "verifier": "retrieve-lm+np"})
-    assert chosen.verifier == "retrieve-lm+np" and chosen.rule_weights is None
+    assert get_verifier(chosen.verifier).name == "paper" and chosen.rule_weights is None
     # The CLI passes its option defaults too; only those on the command line are choices.
     cli = build_config({"index": tmp_path, "verifier": "retrieve-lm", "margin": 0.0},
                        explicit=set())  # fmt: skip
-    assert cli.verifier == DEFAULT_RULE
+    assert cli.verifier == "default"
+
+
+def test_shipped_weights_are_checked_by_feature_name():
+    """A shipped rule whose weights name a feature the rule does not read (renamed in code,
+    say) fails on load, naming the rule and the features; so does another schema."""
+    import copy
+    import json
+
+    from factscore_local.fitted_defaults import MODEL_DEFAULTS_PATH, check_defaults
+
+    table = json.loads(MODEL_DEFAULTS_PATH.read_text("utf-8"))
+    check_defaults(table)  # the shipped file loads
+    renamed = copy.deepcopy(table)
+    rule = renamed["models"]["qwen2.5-coder-1.5b-instruct-q4_k_m"]["rules"]["default"]
+    rule["weights"]["slot conflict"] = rule["weights"].pop("slot_conflict")
+    with pytest.raises(ValueError, match="default.*slot conflict.*slot_conflict"):
+        check_defaults(renamed)
+    with pytest.raises(ValueError, match="schema"):
+        check_defaults({**table, "schema": 1})
 
 
 @pytest.mark.parametrize(
@@ -85,27 +104,26 @@ def test_an_embedded_model_brings_its_fitted_thresholds(tmp_path):
     """The 0.5B model decides with the 1.5B's default rule, weighted for it; asked for
     ``retrieve-lm``, its margins (which sit below 0) get their fitted margin; an explicit
     option or a settings file still wins."""
-    from factscore_local.config import model_defaults
+    from factscore_local.fitted_defaults import model_defaults, shipped_rule
     from factscore_local.model_store import DEFAULT_LM, SMALL_LM
 
-    small = model_defaults(SMALL_LM)
-    fitted = small["margin"]
-    assert fitted < 0
-    assert "margin" not in model_defaults(DEFAULT_LM)  # margin 0 measured there
+    small = shipped_rule(SMALL_LM, "retrieve-lm").settings["margin"]
+    assert small < 0
+    assert shipped_rule(DEFAULT_LM, "retrieve-lm") is None  # margin 0 measured there
     assert model_defaults(None) == model_defaults(DEFAULT_LM)
-    weights = tuple(small["rules"][DEFAULT_RULE]["rule_weights"])
-    assert weights != tuple(model_defaults(DEFAULT_LM)["rules"][DEFAULT_RULE]["rule_weights"])
+    weights = shipped_rule(SMALL_LM, "default").settings["rule_weights"]
+    assert weights != shipped_rule(DEFAULT_LM, "default").settings["rule_weights"]
     config = build_config({"index": tmp_path, "lm": SMALL_LM})
-    assert config.verifier == small["verifier"] == DEFAULT_RULE
+    assert config.verifier == "default"
     assert config.rule_weights == weights and "fitted defaults" in config.thresholds_from
     path_spec = build_config({"index": tmp_path, "lm": f"/models/{SMALL_LM}.gguf"})
     assert path_spec.rule_weights == weights  # a local copy of the same file
     margin = build_config({"index": tmp_path, "lm": SMALL_LM, "verifier": "retrieve-lm"})
-    assert margin.margin == fitted and "fitted defaults" in margin.thresholds_from
-    explicit = build_config({"index": tmp_path, "lm": SMALL_LM, "margin": 0.5})
-    assert explicit.verifier == "retrieve-lm" and explicit.margin == 0.5
-    assert explicit.thresholds_from == "built-in defaults"
-    settings = {"margin": 0.25, "np_threshold": 0.3}
+    assert margin.margin == small and "fitted defaults" in margin.thresholds_from
+    explicit = build_config({"index": tmp_path, "lm": SMALL_LM, "verifier": "retrieve-lm",
+                             "margin": 0.5})  # fmt: skip
+    assert explicit.margin == 0.5 and explicit.thresholds_from == "built-in defaults"
+    settings = {"verifier": "retrieve-lm", "margin": 0.25, "np_threshold": 0.3}
     from_file = build_config({"index": tmp_path, "lm": SMALL_LM}, settings, explicit=set())
     assert from_file.margin == 0.25 and from_file.thresholds_from == "settings file"
     other = build_config({"index": tmp_path, "lm": SMALL_LM, "verifier": "no-context-lm"})
@@ -144,16 +162,16 @@ def test_a_shipped_raw_text_shift_moves_the_bias_of_own_facts_only(tmp_path, mon
 
     from factscore_local import fitted_defaults
 
-    table = copy.deepcopy(fitted_defaults._model_defaults_table())
-    rule = table["qwen2.5-coder-1.5b-instruct-q4_k_m"]["rules"][DEFAULT_RULE]
+    models = copy.deepcopy(fitted_defaults._models())
+    rule = models["qwen2.5-coder-1.5b-instruct-q4_k_m"]["rules"]["default"]
     rule["raw_text_shift"] = 0.25
-    monkeypatch.setattr(fitted_defaults, "_model_defaults_table", lambda: table)
-    bias, *rest = rule["rule_weights"]
+    monkeypatch.setattr(fitted_defaults, "_models", lambda: models)
+    bias, *rest = rule["weights"].values()
     raw = build_config({"index": tmp_path})
     assert raw.raw_text_shift == 0.25
     assert raw.thresholds.weights == pytest.approx((bias + 0.25, *rest))
     labeled = build_config({"index": tmp_path, "use_atomic_facts": True})
     assert labeled.thresholds.weights == pytest.approx((bias, *rest))
-    own_weights = tuple(w + 1 for w in rule["rule_weights"])
+    own_weights = tuple(w + 1 for w in rule["weights"].values())
     given = build_config({"index": tmp_path}, {"rule_weights": list(own_weights)})
     assert given.raw_text_shift == 0 and given.thresholds.weights == own_weights

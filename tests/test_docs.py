@@ -61,6 +61,20 @@ def test_readme_contradiction_table_is_the_generated_one() -> None:
     assert "rejected, before the slot check" in block
 
 
+def test_readme_run_time_line_is_generated_from_the_speed_records() -> None:
+    """The README's run-time line is what ``python -m scripts.docs`` makes from the speed
+    results files (no figure typed by hand), and the README stays short."""
+    record = read_results(RESULTS / f"{docs.SPEED}.json")
+    text = README.read_text("utf-8")
+    block = readme_headline.readme_block(text, "run-time")
+    assert block == docs.run_time(record), (
+        "README.md's run-time block is stale: run `python -m scripts.docs` and "
+        "`python -m scripts.readme_headline`"
+    )
+    assert f"{record['figures']['end_to_end/seconds_per_bio']:.0f} s a bio" in block
+    assert len(text.splitlines()) <= 130
+
+
 def test_splice_replaces_only_the_block() -> None:
     readme = "# x\n\n<!-- headline -->\nold\n<!-- /headline -->\n\nrest\n"
     assert readme_headline.splice(readme, "| a |") == (

@@ -129,8 +129,9 @@ def test_small_model_defaults_score_above_zero(db_index, tmp_path):
     from click.testing import CliRunner
 
     from factscore_local.cli import main
-    from factscore_local.config import model_defaults
+    from factscore_local.fitted_defaults import shipped_rule
     from factscore_local.model_store import SMALL_LM
+    from factscore_local.pipeline.decision.verifiers import get_verifier
 
     src = tmp_path / "in.jsonl"
     src.write_text(require(CHATGPT).read_text().splitlines()[0] + "\n")
@@ -140,9 +141,9 @@ def test_small_model_defaults_score_above_zero(db_index, tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["init_score"] > 0.2
-    small = model_defaults(SMALL_LM)
-    shipped = small["rules"][small["verifier"]]["rule_weights"]
-    assert summary["thresholds"]["rule_weights"] == pytest.approx(shipped)
+    shipped = shipped_rule(SMALL_LM, "default").settings["rule_weights"]
+    by_name = get_verifier("default").weights_by_name(shipped)
+    assert summary["thresholds"]["rule_weights"] == pytest.approx(by_name)
     assert "fitted defaults" in summary["thresholds"]["from"]
     text = CliRunner().invoke(main, args)
     assert "thresholds: " in text.stdout and "fitted defaults" in text.stdout

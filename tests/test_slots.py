@@ -11,7 +11,6 @@ from factscore_local.config import EvalConfig, build_config
 from factscore_local.pipeline.decision.verifiers import (
     NUMBER_VETO_RULE,
     NUMBER_YEAR_VETO_RULE,
-    PLACE_VETO_RULE,
     SLOTS_RULE_FEATURES,
     Thresholds,
     get_verifier,
@@ -19,9 +18,8 @@ from factscore_local.pipeline.decision.verifiers import (
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.records.inputs import read_bios
 from factscore_local.pipeline.signals.slots import (
-    NATIONALITY_CONFLICT,
-    PLACE_CONFLICT,
     slot_check,
+    slot_flags,
     slot_signal,
 )
 from tests.conftest import SHARED, require
@@ -182,11 +180,14 @@ def test_the_slots_rule_records_the_check_of_each_facts_passages(db_index, tmp_p
     ks = KnowledgeSource(db_index)
     for d in results:
         texts = [ks.passage(e.passage_id).clean_text for e in d.evidence]
-        assert d.slots == slot_signal(d.atom, texts, bio.topic)
-        assert d.is_supported == (d.margin - 5.0 * (d.slots < 0) > 0)
+        flags = slot_flags(d.atom, texts, bio.topic)
+        assert d.slot_flags == tuple(kind for kind, on in flags.items() if on)
+        conflict = any(on for kind, on in flags.items() if kind != "confirmed")
+        assert d.is_supported == (d.margin - 5.0 * conflict > 0)
     by_atom = {d.atom: d for d in results}
     pairs = [(by_atom[a], by_atom[m]) for a, m in zip(dated, moved, strict=True)]
-    assert any(o.slots == 1.0 and c.slots < 0 and not c.is_supported for o, c in pairs)
+    assert any(o.slot_flags == ("confirmed",) and "year" in c.slot_flags and not c.is_supported
+               for o, c in pairs)  # fmt: skip
 
 
 @pytest.mark.slow
@@ -203,13 +204,36 @@ def test_the_default_rejects_a_false_nationality_and_place(xml_index, tmp_path):
     if installed_path(DEFAULT_LM) is None:
         pytest.skip(f"{DEFAULT_LM} not installed (fscore models install)")
     config = load_config(xml_index, cache=tmp_path / "c.db")
-    assert config.verifier == PLACE_VETO_RULE and len(config.rule_weights) == 7
+    assert config.verifier == "default" and len(config.rule_weights) == 7
     agassi = [("Andre Agassi", "Andre Agassi", f"Andre Agassi is {a} professional tennis player.")
               for a in ("a Canadian", "an American")]  # fmt: skip
     lincoln = [("Abraham Lincoln", "Abraham Lincoln", f"He worked as a lawyer in {state}.")
                for state in ("Ohio", "Illinois")]  # fmt: skip
     planted, true, planted_place, true_place = Estimator(config).verify(agassi + lincoln)
-    assert planted.slots == NATIONALITY_CONFLICT and not planted.is_supported
-    assert true.slots == 1.0 and true.is_supported
-    assert planted_place.slots == PLACE_CONFLICT and not planted_place.is_supported
-    assert true_place.slots >= 0 and true_place.is_supported
+    assert "nationality" in planted.slot_flags and not planted.is_supported
+    assert true.slot_flags == ("confirmed",) and true.is_supported
+    assert "place" in planted_place.slot_flags and not planted_place.is_supported
+    assert not set(true_place.slot_flags) - {"confirmed"} and true_place.is_supported
+    assert planted.reason and "nationality" in planted.reason
+    assert (
+        planted_place.reason and "place" in planted_place.reason and "Ohio" in planted_place.reason
+    )
+
+
+def test_a_contradicted_nationality_does_not_hide_a_conflicting_place():
+    """The slot check's outcomes are independent flags: a fact whose nationality its lead
+    contradicts and whose place the passages replace raises both, and the default vetoes
+    it for the place (one summed-up code kept only the nationality, which the default
+    does not veto, and the fact got through)."""
+    fact = "Jane Roe is a Canadian lawyer in Ohio."
+    passages = ["Jane Roe (born 1950) is an American lawyer in Illinois, where she practised."]
+    flags = slot_flags(fact, passages, "Jane Roe")
+    assert flags["nationality"] == 1.0 and flags["place"] == 1.0
+    values = {"margin": np.array([3.0]), "np": np.array([0.9]), "coverage": np.array([1.0]),
+              **{f"slot_{k}": np.array([v]) for k, v in flags.items()}}  # fmt: skip
+    default = get_verifier("default")
+    weights = Thresholds(weights=(0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0))  # the margin says yes
+    assert default.decide(values, weights, 1).tolist() == [False]
+    # What one code of an earlier release recorded: the nationality alone (-4): not vetoed.
+    legacy = {k: v for k, v in values.items() if not k.startswith("slot_")}
+    assert default.decide({**legacy, "slots": np.array([-4.0])}, weights, 1).tolist() == [True]

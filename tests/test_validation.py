@@ -33,7 +33,7 @@ from factscore_local.labels.validation import (
     validate_rows,
     wins_on_both_halves,
 )
-from factscore_local.pipeline.decision.verifiers import Thresholds
+from factscore_local.pipeline.decision.verifiers import Thresholds, get_verifier
 from factscore_local.pipeline.records.labeled import human_bio_score, human_facts
 from factscore_local.pipeline.records.rows import BioRow
 from tests.conftest import SHARED, require
@@ -259,7 +259,8 @@ def test_calibrate_a_fitted_rule_then_eval_with_it(db_index, tmp_path, verifier,
     fitted = CliRunner().invoke(main, ["calibrate", *args, "--out", str(settings_path)])
     assert fitted.exit_code == 0, fitted.output
     settings = read_settings(settings_path)
-    assert settings["verifier"] == verifier and len(settings["rule_weights"]) == n_weights
+    assert settings["verifier"] == get_verifier(verifier).name
+    assert len(settings["rule_weights"]) == n_weights
     out = tmp_path / "out.jsonl"
     result = CliRunner().invoke(
         main,
@@ -358,7 +359,7 @@ def test_fitted_rule_learns_what_the_and_rule_cannot_and_round_trips(tmp_path):
     config = build_config(
         {"index": tmp_path, "verifier": "retrieve-lm+np-fitted"}, read_settings(path), set()
     )
-    assert config.rule_weights == tuple(fitted["rule_weights"])
+    assert config.rule_weights == tuple(fitted["rule_weights"].values())
     applied = apply_thresholds(rows, config.verifier, config.thresholds, gamma=0)
     figures = validate_rows(applied, bootstrap=0)["subjects"]["s"]
     assert figures["f1_micro"] == fitted["fit"]["f1_micro"]

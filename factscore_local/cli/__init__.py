@@ -33,7 +33,7 @@ def main() -> None:
 # One module per command (or command group); each lists its commands in COMMANDS.
 COMMAND_MODULES = (
     "build_index", "lookup", "search", "demo", "models", "cache", "sources", "eval",
-    "calibrate", "rerun", "report", "veriscore", "factcheck", "ship",
+    "calibrate", "rerun", "report", "veriscore", "factcheck", "ship", "verifiers",
 )  # fmt: skip
 
 for _name in COMMAND_MODULES:

@@ -75,7 +75,7 @@ def calibrate_cmd(ctx, out, objective, head, head_kind, **opts) -> None:
     except RUN_ERRORS as exc:
         fail(str(exc))
     rule = (
-        f"weights {[round(w, 4) for w in settings['rule_weights']]}"
+        "weights " + ", ".join(f"{k} {w:.4f}" for k, w in settings["rule_weights"].items())
         if "rule_weights" in settings
         else f"margin > {settings['margin']}, NP > {settings['np_threshold']}"
     )

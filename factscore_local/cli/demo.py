@@ -56,7 +56,20 @@ def demo_cmd(out, lm) -> None:
     facts = sum(row.n_facts for row in result.rows if row.ok)
     click.echo(f"demo: {len(bios)} bios, {facts} facts scored in "
                f"{time.perf_counter() - started:.1f}s")  # fmt: skip
-    for row in result.rows:
+    print_rows(result.rows)
+    print_summary(result.summary, result.config.verifier)
+    html = write_demo_report(out / "demo_bios.scored.jsonl", out)
+    click.echo(f"demo: the report, every fact with its sentence, reason and passages: {html}")
+    click.echo(
+        'demo: next, score your own generations ({"topic", "output"} lines):\n'
+        f"  fscore eval --index {out} --input my_bios.jsonl --out scored.jsonl\n"
+        f"  fscore report scored.jsonl --html report.html --index {out}"
+    )
+
+
+def print_rows(rows) -> None:
+    """Each bio's facts with their decisions, and beside each rejected one its reason."""
+    for row in rows:
         if not row.ok:
             click.echo(f"  {row.topic}: error: {row.error}")
             continue
@@ -66,7 +79,20 @@ def demo_cmd(out, lm) -> None:
         for d in row.decisions:
             margin = "" if d.margin is None else f"  (margin {d.margin:+.2f})"
             click.echo(f"     [{'S' if d.is_supported else 'x'}] {d.atom}{margin}")
-    print_summary(result.summary, result.config.verifier)
+            if not d.is_supported:
+                click.echo(f"         why: {d.reason or 'not supported by its passages'}")
+        for atom, reason in row.set_aside:
+            click.echo(f"     [-] {atom}  (set aside: {reason})")
+
+
+def write_demo_report(scored: Path, index: Path) -> Path:
+    """The HTML report of the demo's scored bios, beside them in the demo index."""
+    from factscore_local.report.build import build_report, write_report
+    from factscore_local.report.data import load_subjects
+
+    html = scored.with_suffix(".html")
+    write_report(html, build_report(load_subjects([scored]), index, title="fscore demo"))
+    return html
 
 
 COMMANDS = (demo_cmd,)

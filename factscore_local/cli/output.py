@@ -116,7 +116,9 @@ def print_result(result: EvalResult, as_json: bool) -> None:
         shown = thresholds_of(config)
         if len(shown) > 1:
             limits = ", ".join(
-                f"{k} {[round(w, 4) for w in v]}" if isinstance(v, tuple | list) else f"{k} > {v:g}"
+                f"weights {', '.join(f'{n} {w:+.4f}' for n, w in v.items())}"
+                if isinstance(v, dict)
+                else f"{k} > {v:g}"
                 for k, v in shown.items()
                 if k != "from"
             )

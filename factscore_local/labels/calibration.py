@@ -27,11 +27,12 @@ import numpy as np
 
 from factscore_local.extras import require
 from factscore_local.labels.validation import subject_name
+from factscore_local.pipeline.decision.features import feature_values
+from factscore_local.pipeline.decision.reasons import reasons
 from factscore_local.pipeline.decision.verifiers import (
-    FEATURES,
     FITTED,
-    SIGNALS,
     THRESHOLD_SIGNAL,
+    VALUE_KEYS,
     Thresholds,
     Verifier,
     get_verifier,
@@ -105,7 +106,7 @@ def _gather(
 ) -> None:
     """Append the facts' recorded signals (and the extra ones) to ``into``."""
     recorded = [f.signals() for f in facts]
-    for s in SIGNALS:
+    for s in VALUE_KEYS:
         into.setdefault(s, []).extend(r.get(s, 0.0) for r in recorded)
     for name, column in (extra(row, facts) if extra else {}).items():
         if len(column) != len(facts):
@@ -222,7 +223,7 @@ def _best(
         # "below everything" candidate rounded to 0 would reject facts with NP 0.0).
         "margin": chosen.margin,
         "np_threshold": chosen.np,
-        **({"rule_weights": list(chosen.weights)} if chosen.weights else {}),
+        **({"rule_weights": verifier.weights_by_name(chosen.weights)} if chosen.weights else {}),
         "fit": {"error_rate": round(er, 2), "f1_micro": round(f1, 2)},
         "defaults": {"error_rate": round(default_er, 2), "f1_micro": round(default_f1, 2)},
         "n_bios": sum(s.n_bios for s in items),
@@ -232,7 +233,7 @@ def _best(
 
 def rule_features(signals: dict[str, np.ndarray], verifier: Verifier) -> np.ndarray:
     """A fitted rule's feature matrix (one row per fact) from recorded signals."""
-    return np.column_stack([FEATURES[f](signals) for f in verifier.features])
+    return np.column_stack([feature_values(f, signals) for f in verifier.features])
 
 
 def fit_logistic(items: list[SubjectFacts], verifier: Verifier):
@@ -270,9 +271,13 @@ def _fit_rule(
 
 
 def settings_thresholds(settings: dict) -> Thresholds:
-    return Thresholds(
-        settings["margin"], settings["np_threshold"], tuple(settings.get("rule_weights") or ())
-    )
+    """The thresholds of a settings file (a fitted rule's weights checked by name)."""
+    weights = settings.get("rule_weights")
+    if weights and "verifier" in settings:
+        weights = get_verifier(settings["verifier"]).weights_from(weights)
+    elif isinstance(weights, dict):  # a fit's own output, in the rule's order
+        weights = tuple(weights.values())
+    return Thresholds(settings["margin"], settings["np_threshold"], tuple(weights or ()))
 
 
 def write_settings(path: Path, settings: dict) -> None:
@@ -306,9 +311,13 @@ def apply_thresholds(
 
     def redecide(facts) -> tuple:
         recorded = [f.signals() for f in facts]
-        arrays = {s: np.asarray([r[s] for r in recorded], float) for s in verifier.signals}
+        arrays = {s: np.asarray([r[s] for r in recorded], float) for s in verifier.value_keys}
         decided = verifier.decide(arrays, thresholds, len(facts))
-        return tuple(replace(f, is_supported=bool(d)) for f, d in zip(facts, decided, strict=True))
+        why = reasons(verifier, arrays, thresholds, decided)  # (no passages: no quoted values)
+        return tuple(
+            replace(f, is_supported=bool(d), reason=r)
+            for f, d, r in zip(facts, decided, why, strict=True)
+        )
 
     out = []
     for row in rows:

@@ -19,6 +19,7 @@ import numpy as np
 
 from factscore_local.config import EvalConfig
 from factscore_local.pipeline.components import Components, build_components
+from factscore_local.pipeline.decision.reasons import reasons
 from factscore_local.pipeline.decision.scoring import score_bio
 from factscore_local.pipeline.decision.verifiers import Verifier, get_verifier
 from factscore_local.pipeline.decomposition.abstain import is_abstained
@@ -33,8 +34,9 @@ from factscore_local.pipeline.records.labeled import (
     human_facts,
     model_facts,
 )
-from factscore_local.pipeline.records.rows import BioRow, FactResult, HumanSide
+from factscore_local.pipeline.records.rows import BioRow, FactResult, HumanSide, recorded_value
 from factscore_local.pipeline.signals.compute import FactQuery, compute_signals
+from factscore_local.pipeline.signals.slot_details import conflict_detail
 
 
 @dataclass
@@ -211,7 +213,7 @@ class Estimator:
         # Decided on the values as recorded, so that re-deciding an output (--settings,
         # calibration) gives exactly the decisions a run with those thresholds gives.
         recorded = {
-            name: [round(float(v), 4) if name != "draw" else float(v) for v in values]
+            name: [recorded_value(name, v) for v in values]
             for name, values in signals.values.items()
         }
         decided = self.verifier.decide(
@@ -219,17 +221,34 @@ class Estimator:
             self.config.thresholds,
             len(queries),
         )
+        why = reasons(
+            self.verifier,
+            {name: np.asarray(v, float) for name, v in recorded.items()},
+            self.config.thresholds,
+            decided,
+            lambda i, kind: self._conflict(queries[i].atom, kind, signals.evidence[i]),
+        )
         return [
             FactResult(
                 atom=q.atom,
                 is_supported=bool(decided[i]),
+                reason=why[i],
                 evidence=signals.evidence[i],
                 block=signals.blocks[i],
                 state=None if signals.states is None else signals.states[i],
-                **{name: values[i] for name, values in recorded.items()},
+                values={name: values[i] for name, values in recorded.items()},
             )
             for i, q in enumerate(queries)
         ]
+
+    def _conflict(self, atom: str, kind: str, evidence) -> str:
+        """The values of a fact's conflicting slot, quoted from its own top-k passages."""
+        knowledge = self.components.knowledge
+        passages = [
+            (f'"{e.title}" #{e.passage_id}', knowledge.passage(e.passage_id).clean_text)
+            for e in evidence or ()
+        ]
+        return conflict_detail(atom, kind, passages)
 
     def _evaluate_safely(self, bios: Sequence[Bio]) -> list[BioRow]:
         """evaluate_chunk, where a bio that makes a model call fail (a prompt the LM cannot

@@ -122,8 +122,10 @@ def crossfit(fit_rows: list[BioRow], apply_rows: list[BioRow], verifier: str, ob
             continue
         train = [r for r in fit_rows if topic_half(r.topic) != half]
         settings = fit(collect(train), verifier, objective)
-        fitted.append({k: settings[k] for k in ("margin", "np_threshold", "rule_weights")
-                       if k in settings})  # fmt: skip
+        kept = {k: settings[k] for k in ("margin", "np_threshold", "rule_weights") if k in settings}
+        if "rule_weights" in kept:  # in the rule's order, as the records keep them
+            kept["rule_weights"] = _weight_list(kept["rule_weights"])
+        fitted.append(kept)
         out += apply_thresholds(test, verifier, settings_thresholds(settings), 0)
     return out, fitted
 
@@ -220,7 +222,9 @@ def thresholds_shown(verifier: str, fitted: list[dict]) -> str:
         "margin": lambda f: f"m>{f['margin']:g}",
         "np": lambda f: f"np>{f['np_threshold']:g}",
         # bias, margin, np, margin*np: supported when their sum with the features > 0
-        "weights": lambda f: "w=(" + ", ".join(f"{w:.2f}" for w in f["rule_weights"]) + ")",
+        "weights": lambda f: (
+            "w=(" + ", ".join(f"{w:.2f}" for w in _weight_list(f["rule_weights"])) + ")"
+        ),
     }
     return " / ".join(", ".join(shown[name](f) for name in names) for f in fitted)
 
@@ -256,3 +260,8 @@ def default_and_crossfit(
     if page_size is not None:
         out["page_length"] = by_page_length(fitted_rows, page_size)
     return out
+
+
+def _weight_list(weights) -> list[float]:
+    """A settings file's weights in the rule's order (a name map, or a list as before)."""
+    return list(weights.values()) if isinstance(weights, dict) else list(weights)

@@ -33,42 +33,91 @@ class Evidence:
         return cls(obj["passage_id"], obj["title"], obj["rank"], obj["score"])
 
 
-@dataclass(frozen=True)
+# Per-fact value keys a row may carry (``pipeline/decision/features.py``'s VALUE_KEYS; kept
+# here so that the record layer depends on no rule), in the order a row writes them.
+VALUE_KEYS = ("margin", "np", "coverage", "slot_number", "slot_year", "slot_nationality",
+              "slot_place", "slot_other", "slot_confirmed", "rivals", "head", "draw")  # fmt: skip
+_LEGACY_SLOT_CODES = {-2.0: "number", -3.0: "year", -4.0: "nationality", -5.0: "place",
+                      -1.0: "other", 1.0: "confirmed"}  # fmt: skip
+RECORDED_DIGITS = 4  # values are decided on as recorded, to this many decimals
+
+
+def recorded_value(key: str, value: float) -> float:
+    """A value as a row records it (the draw in full, the rest rounded)."""
+    return float(value) if key == "draw" else round(float(value), RECORDED_DIGITS)
+
+
+def legacy_slot_values(code: float) -> dict[str, float]:
+    """The slot flags an earlier release's one-number ``slots`` code stands for (it kept
+    only the first conflict of number, year, nationality, place)."""
+    kind = _LEGACY_SLOT_CODES.get(float(code))
+    return {f"slot_{k}": float(k == kind) for k in
+            ("number", "year", "nationality", "place", "other", "confirmed")}  # fmt: skip
+
+
+@dataclass(frozen=True, init=False)
 class FactResult:
-    """One fact's decision, with the signals it came from and its evidence."""
+    """One fact's decision, the values its rule read (a mapping keyed by ``VALUE_KEYS``:
+    what the verifier's signals wrote), its reason when not supported, and its evidence."""
 
     atom: str
     is_supported: bool
     sentence: str | None = None  # the sentence a model fact came from
     label: str | None = None  # the humans' label of a human atomic fact (S, NS, IR)
     evidence: tuple[Evidence, ...] | None = None
-    margin: float | None = None
-    np: float | None = None
-    coverage: float | None = None  # share of its content words found in its top-k passages
-    slots: float | None = None  # its slots in its top-k passages: -1 conflict, 1 confirmed
-    rivals: float | None = None  # how far its best rival's margin exceeds its own (rivals.py)
-    head: float | None = None  # a state head's log-odds of supported (state_head.py)
-    draw: float | None = None
+    values: dict[str, float] = field(default_factory=dict)
+    reason: str | None = None  # why it is not supported (the rule's explanation)
     block: tuple | None = None  # shared evidence: the passage ids of the block it was judged on
     # The verdict's hidden state, in memory only (a run that reads states: calibrate --head
     # trains on it); never written to a row.
     state: Any = field(default=None, compare=False, repr=False)
 
+    def __init__(
+        self,
+        atom: str,
+        is_supported: bool,
+        sentence: str | None = None,
+        label: str | None = None,
+        evidence: tuple[Evidence, ...] | None = None,
+        values: dict[str, float] | None = None,
+        reason: str | None = None,
+        block: tuple | None = None,
+        state: Any = None,
+        **signals: float | None,
+    ) -> None:
+        merged = dict(values or {})
+        legacy = signals.pop("slots", None)  # an earlier release's one-number slot check
+        if legacy is not None:
+            merged.update(legacy_slot_values(legacy))
+        merged.update({k: v for k, v in signals.items() if v is not None})
+        unknown = set(merged) - set(VALUE_KEYS)
+        if unknown:
+            raise ValueError(f"unknown fact value(s) {sorted(unknown)}; known: {VALUE_KEYS}")
+        for name, value in (("atom", atom), ("is_supported", is_supported),
+                            ("sentence", sentence), ("label", label), ("evidence", evidence),
+                            ("values", {k: merged[k] for k in VALUE_KEYS if k in merged}),
+                            ("reason", reason), ("block", block), ("state", state)):  # fmt: skip
+            object.__setattr__(self, name, value)
+
+    def __hash__(self) -> int:
+        return hash((self.atom, self.is_supported, self.sentence, tuple(self.values.items())))
+
     def signals(self) -> dict[str, float]:
-        """The recorded signal values (what a verifier's rule reads)."""
-        return {
-            name: value
-            for name, value in (
-                ("margin", self.margin),
-                ("np", self.np),
-                ("coverage", self.coverage),
-                ("slots", self.slots),
-                ("rivals", self.rivals),
-                ("head", self.head),
-                ("draw", self.draw),
-            )
-            if value is not None
-        }
+        """The recorded values (what a verifier's rule reads)."""
+        return dict(self.values)
+
+    margin = property(lambda self: self.values.get("margin"))
+    np = property(lambda self: self.values.get("np"))
+    coverage = property(lambda self: self.values.get("coverage"))
+    rivals = property(lambda self: self.values.get("rivals"))
+    head = property(lambda self: self.values.get("head"))
+    draw = property(lambda self: self.values.get("draw"))
+
+    @property
+    def slot_flags(self) -> tuple[str, ...]:
+        """The slot check's raised flags (``number``, ..., ``confirmed``)."""
+        return tuple(k.removeprefix("slot_") for k, v in self.values.items()
+                     if k.startswith("slot_") and v >= 1)  # fmt: skip
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"atom": self.atom}
@@ -80,8 +129,10 @@ class FactResult:
             out["evidence"] = [e.to_json() for e in self.evidence]
         if self.block is not None:
             out["block"] = list(self.block)
-        out.update(self.signals())
+        out.update(self.values)
         out["is_supported"] = self.is_supported
+        if self.reason is not None:
+            out["reason"] = self.reason
         return out
 
     @classmethod
@@ -93,13 +144,9 @@ class FactResult:
             sentence=obj.get("sentence"),
             label=obj.get("label"),
             evidence=None if evidence is None else tuple(Evidence.from_json(e) for e in evidence),
-            margin=obj.get("margin"),
-            np=obj.get("np"),
-            coverage=obj.get("coverage"),
-            slots=obj.get("slots"),
-            rivals=obj.get("rivals"),
-            head=obj.get("head"),
-            draw=obj.get("draw"),
+            values={k: obj[k] for k in VALUE_KEYS if obj.get(k) is not None},
+            slots=obj.get("slots"),  # rows of earlier releases
+            reason=obj.get("reason"),
             block=None if obj.get("block") is None else tuple(obj["block"]),
         )
 

@@ -8,7 +8,8 @@
   second pass over the evidence);
 - ``coverage``: the share of the fact's content words found in its own top-k passages
   (``lexical.py``; no model);
-- ``slots``: the slot check of the fact against the same passages (``slots.py``; no model);
+- ``slots``: the slot check of the fact against the same passages (``slots.py``; no model),
+  one flag per outcome (``slot_number``, ``slot_year``, ..., ``slot_confirmed``);
 - ``rivals``: how far the margin of the fact's best rival exceeds its own (``rivals.py``):
   the rivals are judged as facts of their own, in the same call (their prompts share the
   page's evidence prefix, so each costs its statement's tokens);
@@ -35,7 +36,12 @@ from factscore_local.pipeline.records.rows import Evidence
 from factscore_local.pipeline.signals.lexical import coverage as lexical_coverage
 from factscore_local.pipeline.signals.lexical import words_of
 from factscore_local.pipeline.signals.rivals import rival_facts, rival_lead
-from factscore_local.pipeline.signals.slots import PassageSlots, read_passages, slot_signal
+from factscore_local.pipeline.signals.slots import (
+    SLOT_FLAGS,
+    PassageSlots,
+    read_passages,
+    slot_flags,
+)
 from factscore_local.pipeline.signals.verify_prompt import (
     PLAIN_ANSWER,
     QUESTIONS,
@@ -107,7 +113,8 @@ def compute_signals(
         if verifier.uses_coverage:
             values["coverage"] = own_passages.coverage
         if verifier.uses_slots:
-            values["slots"] = own_passages.slots
+            for j, kind in enumerate(SLOT_FLAGS):
+                values[f"slot_{kind}"] = own_passages.slots[:, j]
     if verifier.uses_np and not joint_np:
         values["np"] = np_values(queries, parts, config)
     if "draw" in verifier.signals:
@@ -232,7 +239,7 @@ class OwnPassages(NamedTuple):
     """What each fact's own top-k passages say of it, without a model (NaN when not asked)."""
 
     coverage: np.ndarray  # the share of its content words they hold
-    slots: np.ndarray  # the slot check: -1 conflict, 0 unknown, 1 confirmed
+    slots: np.ndarray  # the slot check's flags, one column per SLOT_FLAGS entry
 
 
 def retrieved_margins(
@@ -291,7 +298,7 @@ def retrieved_margins(
                 block_words[ids] = words_of((p.title, p.text) for p in own)
                 block_slots[ids] = read_passages([p.clean_text for p in own])
             coverage.append(lexical_coverage(q.atom, q.topic, block_words[ids]))
-            slots.append(slot_signal(q.atom, block_slots[ids], q.topic))
+            slots.append(list(slot_flags(q.atom, block_slots[ids], q.topic).values()))
         sentence = q.sentence.strip() if q.topic and config.fact_context == "sentence" else ""
         if q.topic:
             texts.append(retrieve_lm_prompt(q.topic, q.atom, pairs, demos, "", question))
@@ -322,7 +329,9 @@ def retrieved_margins(
     n = len(queries)
     own_passages = OwnPassages(
         np.asarray(coverage, float) if lexical else np.full(n, np.nan),
-        np.asarray(slots, float) if lexical else np.full(n, np.nan),
+        np.asarray(slots, float).reshape(n, len(SLOT_FLAGS))
+        if lexical
+        else np.full((n, len(SLOT_FLAGS)), np.nan),
     )
     return margins, statement_p, own_passages, evidence, block_ids, states
 

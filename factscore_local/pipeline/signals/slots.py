@@ -247,20 +247,64 @@ def _overall(verdicts: dict[str, str]) -> str:
 
 
 SLOT_VALUES = {"conflict": -1.0, "unknown": 0.0, "confirmed": 1.0}
-NUMBER_CONFLICT = -2.0  # the slots signal of a fact whose number its passages contradict
-YEAR_CONFLICT = -3.0  # ... whose year they contradict (and no number)
-NATIONALITY_CONFLICT = -4.0  # ... that gives the topic another nationality than its lead's
-PLACE_CONFLICT = -5.0  # ... whose place the passages replace in its frame (and none above)
+# The one-number summary of the slot check that earlier releases recorded as ``slots`` (and
+# that Factcheck-Bench's pair features still read): the first conflict in this order.
+NUMBER_CONFLICT = -2.0  # a number its passages contradict
+YEAR_CONFLICT = -3.0  # ... a year (and no number)
+NATIONALITY_CONFLICT = -4.0  # ... a nationality of the topic against its lead's
+PLACE_CONFLICT = -5.0  # ... a place the passages replace in its frame (and none above)
+_CODES = (("number", NUMBER_CONFLICT), ("year", YEAR_CONFLICT),
+          ("nationality", NATIONALITY_CONFLICT), ("place", PLACE_CONFLICT), ("other", -1.0),
+          ("confirmed", 1.0))  # fmt: skip
+SLOT_FLAGS = tuple(kind for kind, _ in _CODES)  # the flags, in SLOT_KEYS order
+
+
+def slot_flags(
+    fact: str, passages: Sequence[str] | PassageSlots, topic: str = ""
+) -> dict[str, float]:
+    """The slot check as independent flags (1 or 0): ``number``, ``year``, ``nationality``
+    (the topic's, against the lead sentence), ``place`` (replaced in the fact's frame),
+    ``other`` (any other conflicting slot) and ``confirmed`` (every slot stated). A fact can
+    raise several: a contradicted nationality does not hide a conflicting place.
+
+    Example:
+        >>> flags = slot_flags("He won 12 titles in 1990.", ["He won 8 titles in 1985."])
+        >>> [kind for kind, on in flags.items() if on]
+        ['number', 'year']
+    """
+    verdicts = slot_conflicts(fact, passages, topic)
+    named = {"number": verdicts.get("number") == "conflict",
+             "year": verdicts.get("year") in ("conflict", CONTRADICTED),
+             "nationality": verdicts.get("nationality") == CONTRADICTED,
+             "place": verdicts.get("place") == "conflict"}  # fmt: skip
+    other = (
+        any(verdict == "conflict" for kind, verdict in verdicts.items() if kind not in named)
+        or verdicts.get("nationality") == "conflict"
+    )
+    confirmed = _overall(verdicts) == "confirmed"
+    return {kind: float(on) for kind, on in (*named.items(), ("other", other),
+                                              ("confirmed", confirmed))}  # fmt: skip
+
+
+def slot_code(flags: dict[str, float]) -> float:
+    """The one-number summary of ``slot_flags``: the first flag raised of number (-2),
+    year (-3), nationality (-4), place (-5), another conflict (-1), confirmed (1); else 0."""
+    return next((code for kind, code in _CODES if flags.get(kind, 0) >= 1), 0.0)
+
+
+def flags_of_code(code: float) -> dict[str, float]:
+    """The flags an earlier release's ``slots`` code stands for (rows recorded before the
+    flags: only the first conflict was kept)."""
+    return {kind: float(code == value) for kind, value in _CODES}
 
 
 def slot_signal(fact: str, passages: Sequence[str] | PassageSlots, topic: str = "") -> float:
-    """The ``slots`` signal: -2 when a number (an amount or a count, not a year) conflicts,
-    else -3 when a year does, else -4 when the nationality the fact gives the topic is not
-    its lead sentence's, else -5 when the passages put another place in the fact's frame,
-    -1 for another conflicting slot, 1 when every slot is
-    confirmed, 0 otherwise (see ``slot_conflicts``). Changed amounts and dates are the
-    contradictions the LM misses most often (the counterfactual probe), so a rule can
-    weigh them apart.
+    """The slot check summed up in one number (``slot_code`` of ``slot_flags``): -2 when a
+    number (an amount or a count, not a year) conflicts, else -3 when a year does, else -4
+    when the nationality the fact gives the topic is not its lead sentence's, else -5 when
+    the passages put another place in the fact's frame, -1 for another conflicting slot, 1
+    when every slot is confirmed, 0 otherwise. Rules read the flags themselves; this
+    summary is what Factcheck-Bench's pair features read.
 
     Example:
         >>> slot_signal("Andre Agassi is a Canadian tennis player.",
@@ -269,13 +313,4 @@ def slot_signal(fact: str, passages: Sequence[str] | PassageSlots, topic: str = 
         >>> slot_signal("He won 12 titles.", ["He won 8 titles in 3 years."])
         -2.0
     """
-    verdicts = slot_conflicts(fact, passages, topic)
-    if verdicts.get("number") == "conflict":
-        return NUMBER_CONFLICT
-    if verdicts.get("year") in ("conflict", CONTRADICTED):
-        return YEAR_CONFLICT
-    if verdicts.get("nationality") == CONTRADICTED:
-        return NATIONALITY_CONFLICT
-    if verdicts.get("place") == "conflict":
-        return PLACE_CONFLICT
-    return SLOT_VALUES[_overall(verdicts)]
+    return slot_code(slot_flags(fact, passages, topic))

@@ -1,0 +1,107 @@
+"""Why a rule did not support a fact, in words, from the values it read.
+
+Each rejected fact gets one reason: the veto that applied (with the conflicting values,
+which ``detail`` supplies from the fact's passages), the cut a threshold rule's signal did
+not pass, or, for a fitted rule, its score and the signals that stand low. Supported facts
+get none. The reason is written beside the decision in the rows, the demo and the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from factscore_local.pipeline.decision.features import feature_values, with_slot_flags
+from factscore_local.pipeline.decision.verifiers import FittedRule, Thresholds, Verifier
+
+# Plain cuts a fitted rule's signals are described against (not what it decides on).
+LOW_MARGIN, LOW_NP, LOW_COVERAGE = 0.0, 0.3, 0.6
+
+# (fact index, conflicting kind) -> the values in conflict, quoted from its passages
+Detail = Callable[[int, str], str]
+
+
+def reasons(
+    verifier: Verifier,
+    values: Mapping[str, np.ndarray],
+    thresholds: Thresholds,
+    supported: np.ndarray,
+    detail: Detail | None = None,
+) -> list[str | None]:
+    """One reason per fact (None where it is supported).
+
+    Example:
+        >>> import numpy as np
+        >>> from factscore_local.pipeline.decision.verifiers import get_verifier
+        >>> rule = get_verifier("retrieve-lm")
+        >>> reasons(rule, {"margin": np.array([1.0, -0.5])}, Thresholds(), np.array([True, False]))
+        [None, 'low margin: -0.50, not above 0.00']
+    """
+    values = with_slot_flags(values)
+    out: list[str | None] = []
+    for i, ok in enumerate(np.asarray(supported, bool)):
+        out.append(None if ok else _reason(verifier, values, thresholds, i, detail))
+    return out
+
+
+def _at(values: Mapping[str, np.ndarray], key: str, i: int) -> float | None:
+    column = values.get(key)
+    if column is None:
+        return None
+    value = float(np.asarray(column, float)[i])
+    return None if np.isnan(value) else value
+
+
+def _reason(
+    verifier: Verifier,
+    values: Mapping[str, np.ndarray],
+    thresholds: Thresholds,
+    i: int,
+    detail: Detail | None,
+) -> str:
+    rule = verifier.rule
+    if isinstance(rule, FittedRule):
+        for veto in rule.vetoes:
+            if feature_values(veto, {k: np.asarray(v)[i : i + 1] for k, v in values.items()})[0]:
+                kind = veto.removesuffix("_conflict")
+                said = detail(i, kind) if detail else ""
+                return f"vetoed: its {kind} conflicts with its passages" + (
+                    f" ({said})" if said else ""
+                )
+        return _fitted_reason(rule, values, thresholds, i)
+    if verifier.thresholds:
+        cuts = {"margin": thresholds.margin, "np": thresholds.np}
+        names = {"margin": "margin", "np": "NP"}
+        low = []
+        for signal in verifier.thresholds:
+            value = _at(values, signal, i)
+            if value is not None and value <= cuts[signal]:
+                low.append(f"low {names[signal]}: {value:+.2f}, not above {cuts[signal]:.2f}")
+        return "; ".join(low) or "below its cut"
+    if verifier.signals == ("draw",):
+        return "baseline: the coin said not supported"
+    return "baseline: no fact is supported"
+
+
+def _fitted_reason(
+    rule: FittedRule, values: Mapping[str, np.ndarray], thresholds: Thresholds, i: int
+) -> str:
+    margin, np_value = _at(values, "margin", i), _at(values, "np", i)
+    coverage = _at(values, "coverage", i)
+    low = []
+    if margin is not None and margin <= LOW_MARGIN:
+        low.append(f"low margin ({margin:+.2f})")
+    if np_value is not None and np_value <= LOW_NP:
+        low.append(f"low NP ({np_value:.2f})")
+    if coverage is not None and coverage < LOW_COVERAGE:
+        low.append(f"not covered ({coverage:.0%} of its words in its passages)")
+    conflicts = [k for k in ("number", "year", "nationality", "place", "other")
+                 if (_at(values, f"slot_{k}", i) or 0) >= 1]  # fmt: skip
+    if conflicts:
+        low.append(f"a conflicting {' and '.join(conflicts)} slot")
+    if not thresholds.weights:
+        return "; ".join(low) or "the margin and NP ensemble said no"
+    one = {k: np.asarray(v)[i : i + 1] for k, v in values.items()}
+    score = float(rule.score(one, thresholds.weights)[0])
+    return f"fitted score {score:+.2f}, not above 0" + (f": {', '.join(low)}" if low else "")
