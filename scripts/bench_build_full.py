@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -138,10 +139,21 @@ def eval_bios(idx: Path, work: Path, data: Path, n_bios: int) -> dict:
            "--verifier", "retrieve-lm", "--cache", str(cache), "--out", str(out),
            "--quiet"]  # fmt: skip
     row = _stage(cmd, [idx], work / "eval.log")
+    return {**row, **eval_counts(work), "commit": git_commit()}
+
+
+def eval_counts(work: Path) -> dict:
+    """Bios, facts and seconds per fact of the eval step, from its output and its log (the
+    wait for the cores, when another model process held them, is not scoring time)."""
+    out, log_text = work / "eval.jsonl", (work / "eval.log").read_text()
     bios = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-    facts = sum(len(b.get("facts", [])) for b in bios)
-    return {**row, "bios": len(bios), "facts": facts, "commit": git_commit(),
-            "s_per_fact": round(row["wall_s"] / facts, 2) if facts else None}  # fmt: skip
+    facts = sum(b.get("n_facts", 0) for b in bios)
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", log_text)
+    waited = re.search(r"got the cores after (\d+) s", log_text)
+    wall_s = sum(float(x) * 60**i for i, x in enumerate(reversed(wall.group(1).split(":"))))
+    waited_s = float(waited.group(1)) if waited else 0.0
+    return {"bios": len(bios), "facts": facts, "waited_for_cores_s": waited_s,
+            "s_per_fact": round((wall_s - waited_s) / facts, 2) if facts else None}  # fmt: skip
 
 
 def peak_bytes_per_page(row: dict) -> float:
@@ -176,14 +188,19 @@ def figures(rows: dict[str, dict]) -> dict:
         for part, n in row["disk_bytes"].items():
             out[f"{f}/disk/{part}_gb"] = round(n / GB, 2)
         out[f"{f}/peak_bytes_per_page"] = round(peak_bytes_per_page(row))
-        lookups = row["lookups"]
-        for copy in ("first_copy", "last_copy", "first_copy_warm"):
-            for what in ("resolve", "first_retrieval", "later_retrieval"):
-                if copy in lookups:
-                    out[f"{f}/{copy}/{what}_median_ms"] = lookups[copy][what]["median_ms"]
-        if lookups.get("global_bm25"):
-            out[f"{f}/global_bm25_median_ms"] = lookups["global_bm25"]["median_ms"]
-        for name in ("bios", "facts", "wall_s", "s_per_fact", "max_rss_mb"):
+        # lookups (and, when they were timed again later, the first timing, after the build)
+        for pre, lookups in (
+            ("", row["lookups"]),
+            ("after_build/", row.get("lookups_after_build", {})),
+        ):
+            for copy in ("first_copy", "last_copy", "first_copy_warm"):
+                for what in ("resolve", "first_retrieval", "later_retrieval"):
+                    if copy in lookups:
+                        median = lookups[copy][what]["median_ms"]
+                        out[f"{f}/{pre}{copy}/{what}_median_ms"] = median
+            if lookups.get("global_bm25"):
+                out[f"{f}/{pre}global_bm25_median_ms"] = lookups["global_bm25"]["median_ms"]
+        for name in ("bios", "facts", "wall_s", "waited_for_cores_s", "s_per_fact", "max_rss_mb"):
             if name in row.get("eval", {}):
                 out[f"{f}/eval/{name}"] = row["eval"][name]
     return out
@@ -263,6 +280,8 @@ def orchestrate(args: argparse.Namespace, argv: list[str]) -> None:
         run(n, keep=(args.keep_last or args.eval_bios > 0) and n == sizes[-1])
     last = rows[str(sizes[-1])]
     kept = work / f"idx-{sizes[-1]}"
+    if "eval" in last and (work / "eval.jsonl").exists():  # counted from its files
+        last["eval"].update(eval_counts(work))
     if args.eval_bios and "eval" not in last and kept.is_dir():
         if "first_copy_warm" not in last["lookups"]:  # timed before the warm pass existed
             last["lookups_after_build"] = last["lookups"]
