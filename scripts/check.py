@@ -174,8 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     for record in records:
         if not record.get("replay") or args.list:
             state = "replayable" if record.get("replay") else "recorded, not re-run"
-            print(f"{state}: {record['name']} ({len(record['figures'])} figures; "
-                  f"{record['date'][:10]}, {record['commit']}): {record['command']}")  # fmt: skip
+            print(f"{state}: {record['name']} [{record.get('status', 'current')}] "
+                  f"({len(record['figures'])} figures; {record['date'][:10]}, "
+                  f"{record['commit']}): {record['command']}")  # fmt: skip
             continue
         data = data_root(args.data)
         try:

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+import scripts
+from tests.test_doctests import module_names, run_examples
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "scripts").rglob("*.py"))
 NOTEBOOK = ROOT / "scripts" / "notebook"
@@ -98,3 +101,8 @@ def test_the_seam_seeds_and_exports_a_cache(tmp_path):
     second = tmp_path / "part2.jsonl.gz"
     assert studies.export_results(seeded, second, exclude=[first]) == 1
     assert [k for k, _, _ in read_export(second)] == ["k2"]
+
+
+@pytest.mark.parametrize("name", module_names(scripts))
+def test_the_scripts_docstring_examples_run(name: str):
+    run_examples(name)
