@@ -207,15 +207,20 @@ def figures(rows: dict[str, dict]) -> dict:
 
 
 def scrub(argv: list[str]) -> list[str]:
-    """The arguments with the scratch folder as ``{work}`` (no machine path is recorded)."""
+    """The arguments with the scratch folder as ``WORK_DIR`` (no machine path is recorded)."""
     out, it = [], iter(argv)
     for arg in it:
         if arg == "--work":
-            out += [arg, "{work}"]
+            out += [arg, "WORK_DIR"]
             next(it, None)
         else:
-            out.append("--work={work}" if arg.startswith("--work=") else arg)
+            out.append("--work=WORK_DIR" if arg.startswith("--work=") else arg)
     return out
+
+
+def _measured_s(row: dict) -> float:
+    """The wall seconds of a size's measured stages (and its eval step)."""
+    return sum(s["wall_s"] for s in row["stages"].values()) + row.get("eval", {}).get("wall_s", 0)
 
 
 def record(rows: dict, argv: list[str], watch: Stopwatch, data: Path, planned: list[int]) -> None:
@@ -233,6 +238,8 @@ def record(rows: dict, argv: list[str], watch: Stopwatch, data: Path, planned: l
         watch,
         # the builds' commit: a resumed run (e.g. one adding --eval-bios) keeps it
         commit=next((r["commit"] for r in rows.values() if r.get("commit")), None),
+        # every measured stage's wall time, whichever run (a resumed one too) measured it
+        seconds=round(sum(map(_measured_s, rows.values())), 1),
         rows=rows,
     )
     log(TAG, f"wrote {write_results(rec)}")
