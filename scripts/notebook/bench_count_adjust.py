@@ -40,7 +40,7 @@ from factscore_local.labels.calibration import (
 from factscore_local.pipeline.decision.verifiers import Thresholds, Verifier
 from factscore_local.report.data import read_rows
 from scripts.common import SUBJECTS
-from scripts.rules import folds, rule_with
+from scripts.notebook.rules import folds, rule_with
 
 METHODS = ("count (shipped)", "adjusted count", "probability average")
 

@@ -1,6 +1,6 @@
 """Do more features help the fitted rule? (issue 10, lever 3; no model run)
 
-    python -m scripts.bench_rule_features \
+    python -m scripts.notebook.bench_rule_features \
         --rows "bench-out/rows-98/retrieve-lm+np+coverage-fitted cross-fitted" \
         --other-prompt "demos=bench-out/rows-98/lever verification demos" \
         --leave-subject-out --similarity dev-index
@@ -47,7 +47,7 @@ from factscore_local.pipeline.records.rows import BioRow
 from factscore_local.report.data import read_rows
 from scripts.common import SUBJECTS
 from scripts.common import auc as auc_of
-from scripts.rules import (
+from scripts.notebook.rules import (
     CANDIDATES,
     OTHER_MARGINS,
     RESPONSE_CANDIDATES,
@@ -144,7 +144,7 @@ def human_fact_aucs(rows: list[BioRow], signals: tuple[str, ...]) -> str:
 def main() -> None:
     """Prints the coverage by label and each candidate feature's cross-fitted figures."""
     ap = argparse.ArgumentParser(
-        prog="python -m scripts.bench_rule_features",
+        prog="python -m scripts.notebook.bench_rule_features",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

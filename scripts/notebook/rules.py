@@ -1,5 +1,6 @@
 """The candidate features of the fitted decision rule and its cross-fitting folds, shared by
-``scripts.bench_rule_features`` and ``scripts.notebook.bench_count_adjust`` (no model run)."""
+``scripts.notebook.bench_rule_features`` and ``scripts.notebook.bench_count_adjust`` (no
+model run)."""
 
 from __future__ import annotations
 
