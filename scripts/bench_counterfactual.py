@@ -193,7 +193,8 @@ def verify(args, queries: list[tuple[str, str, str]], index: Path):
         "gamma": 0,
         "prefix_states": args.prefix_states,
     }
-    default = build_config(settings).verifier  # the model's default verifier
+    # the model's default verifier, by the name the records key its figures with
+    default = legacy_name(build_config(settings).verifier)
     config = build_config({**settings, "verifier": SIGNALS_RULE, "read_states": args.head})
     estimator = Estimator(config)
     log(TAG, f"signals of {SIGNALS_RULE}: {len(queries)} facts")
