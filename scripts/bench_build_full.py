@@ -17,7 +17,7 @@ after every size. With ``--eval-bios N``, the largest index is kept and ``fscore
 the first N labeled ChatGPT dev bios over it (their atomic facts, retrieve-lm, the default LM),
 measured like a stage; a rerun with it added only runs that step.
 
-    nice -n 10 python -m scripts.bench_build_full --work /work/big --target 6000000 --eval-bios 2
+    nice -n 10 python -m scripts.bench_build_full --work ../big --target 6000000 --eval-bios 2
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def _hms(seconds: float) -> str:
 
 def page_tables(figures: dict) -> str:
     """The benchmark page's tables: per size, each stage's cost, then the lookups' cost."""
-    from scripts.docs import md_table
+    from scripts.markdown import md_table
 
     build, lookups = [], []
     for p in _sizes(figures):
@@ -87,7 +87,7 @@ def _read(name: str) -> dict:
 def guide_block(record: dict) -> str:
     """The guide's generated block: what a full build costs on 2 cores (measured), and
     what the dense stage and the XML route would cost, from the other results files."""
-    from scripts.docs import md_table
+    from scripts.markdown import md_table
 
     figures = record["figures"]
     sizes = _sizes(figures)

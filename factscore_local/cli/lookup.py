@@ -30,14 +30,18 @@ def open_index(index_dir: Path):
         fail(str(exc))
 
 
-@click.command("lookup")
-@click.option(
+# The index a page or passage is read from (lookup and search).
+index_option = click.option(
     "--index",
     "index_dir",
     required=True,
     type=click.Path(path_type=Path),
     help="Index directory built by build-index.",
 )
+
+
+@click.command("lookup")
+@index_option
 @click.argument("title")
 @click.option(
     "--passages", "n_passages", default=2, show_default=True, help="How many passages to print."

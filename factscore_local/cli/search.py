@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from factscore_local.cli.lookup import open_index
+from factscore_local.cli.lookup import index_option, open_index
 from factscore_local.cli.output import fail
 
 
 @click.command("search")
-@click.option(
-    "--index",
-    "index_dir",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="Index directory built by build-index.",
-)
+@index_option
 @click.argument("query")
 @click.option("--k", default=5, show_default=True, help="Passages to print.")
 @click.option(

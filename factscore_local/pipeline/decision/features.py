@@ -89,8 +89,18 @@ FEATURES: dict[str, Feature] = {f.name: f for f in _LIST}
 BIAS = "bias"  # the name of a fitted rule's constant term among its weights
 
 
-_LEGACY_CODES = {"number": -2.0, "year": -3.0, "nationality": -4.0, "place": -5.0, "other": -1.0,
-                 "confirmed": 1.0}  # fmt: skip
+# The one-number summary of the slot check that earlier releases recorded as ``slots``: the
+# code of the first flag raised, in this order (``signals/slots.py: slot_code``).
+SLOT_CODES = {"number": -2.0, "year": -3.0, "nationality": -4.0, "place": -5.0, "other": -1.0,
+              "confirmed": 1.0}  # fmt: skip
+
+
+def flags_of_code(code: float | np.ndarray) -> dict[str, float | np.ndarray]:
+    """The slot flags (``slot_*`` keys) a ``slots`` code stands for: each code raises its one
+    flag (an earlier release kept only the first conflict)."""
+    code = np.asarray(code, float)
+    flags = {f"slot_{kind}": (code == c).astype(float) for kind, c in SLOT_CODES.items()}
+    return {k: float(v) for k, v in flags.items()} if code.ndim == 0 else flags
 
 
 def with_slot_flags(values: Values) -> Values:
@@ -99,8 +109,7 @@ def with_slot_flags(values: Values) -> Values:
     conflict, 1 confirmed): each code raises its one flag."""
     if "slots" not in values or "slot_number" in values:
         return values
-    code = np.asarray(values["slots"], float)
-    flags = {f"slot_{kind}": (code == c).astype(float) for kind, c in _LEGACY_CODES.items()}
+    flags = flags_of_code(np.asarray(values["slots"], float).reshape(-1))
     return {**{k: v for k, v in values.items() if k != "slots"}, **flags}
 
 

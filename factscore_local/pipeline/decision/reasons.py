@@ -39,9 +39,27 @@ def reasons(
         [None, 'low margin: -0.50, not above 0.00']
     """
     values = with_slot_flags(values)
+    supported = np.asarray(supported, bool)
+    if supported.all():
+        return [None] * len(supported)
+    rule = verifier.rule
+    fitted = isinstance(rule, FittedRule)
+    # Computed once for every fact: which veto each fact raises, and the fitted score.
+    vetoes = {v: feature_values(v, values) >= 1 for v in rule.vetoes} if fitted else {}
+    scores = rule.score(values, thresholds.weights) if fitted and thresholds.weights else None
     out: list[str | None] = []
-    for i, ok in enumerate(np.asarray(supported, bool)):
-        out.append(None if ok else _reason(verifier, values, thresholds, i, detail))
+    for i, ok in enumerate(supported):
+        if ok:
+            out.append(None)
+        elif fitted:
+            raised = next((v for v, on in vetoes.items() if on[i]), None)
+            out.append(
+                _veto_reason(raised.removesuffix("_conflict"), i, detail)
+                if raised
+                else _fitted_reason(values, None if scores is None else float(scores[i]), i)
+            )
+        else:
+            out.append(_cut_reason(verifier, values, thresholds, i))
     return out
 
 
@@ -53,23 +71,14 @@ def _at(values: Mapping[str, np.ndarray], key: str, i: int) -> float | None:
     return None if np.isnan(value) else value
 
 
-def _reason(
-    verifier: Verifier,
-    values: Mapping[str, np.ndarray],
-    thresholds: Thresholds,
-    i: int,
-    detail: Detail | None,
+def _veto_reason(kind: str, i: int, detail: Detail | None) -> str:
+    said = detail(i, kind) if detail else ""
+    return f"vetoed: its {kind} conflicts with its passages" + (f" ({said})" if said else "")
+
+
+def _cut_reason(
+    verifier: Verifier, values: Mapping[str, np.ndarray], thresholds: Thresholds, i: int
 ) -> str:
-    rule = verifier.rule
-    if isinstance(rule, FittedRule):
-        for veto in rule.vetoes:
-            if feature_values(veto, {k: np.asarray(v)[i : i + 1] for k, v in values.items()})[0]:
-                kind = veto.removesuffix("_conflict")
-                said = detail(i, kind) if detail else ""
-                return f"vetoed: its {kind} conflicts with its passages" + (
-                    f" ({said})" if said else ""
-                )
-        return _fitted_reason(rule, values, thresholds, i)
     if verifier.thresholds:
         cuts = {"margin": thresholds.margin, "np": thresholds.np}
         names = {"margin": "margin", "np": "NP"}
@@ -84,9 +93,9 @@ def _reason(
     return "baseline: no fact is supported"
 
 
-def _fitted_reason(
-    rule: FittedRule, values: Mapping[str, np.ndarray], thresholds: Thresholds, i: int
-) -> str:
+def _fitted_reason(values: Mapping[str, np.ndarray], score: float | None, i: int) -> str:
+    """A fitted rule's rejection: its score (None: not fitted, the ensemble decided) and
+    the signals that stand low."""
     margin, np_value = _at(values, "margin", i), _at(values, "np", i)
     coverage = _at(values, "coverage", i)
     low = []
@@ -100,8 +109,6 @@ def _fitted_reason(
                  if (_at(values, f"slot_{k}", i) or 0) >= 1]  # fmt: skip
     if conflicts:
         low.append(f"a conflicting {' and '.join(conflicts)} slot")
-    if not thresholds.weights:
+    if score is None:
         return "; ".join(low) or "the margin and NP ensemble said no"
-    one = {k: np.asarray(v)[i : i + 1] for k, v in values.items()}
-    score = float(rule.score(one, thresholds.weights)[0])
     return f"fitted score {score:+.2f}, not above 0" + (f": {', '.join(low)}" if low else "")

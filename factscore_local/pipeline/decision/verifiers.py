@@ -145,9 +145,6 @@ class Verifier:
         """The per-fact value keys its signals write (``features.SIGNAL_KEYS``)."""
         return tuple(key for s in self.signals for key in SIGNAL_KEYS[s])
 
-    def uses(self, signal: str) -> bool:
-        return signal in self.signals
-
     @property
     def uses_margin(self) -> bool:
         return "margin" in self.signals

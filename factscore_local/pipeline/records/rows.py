@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# The per-fact value keys a row may carry, in the order a row writes them.
+from factscore_local.pipeline.decision.features import VALUE_KEYS, flags_of_code
+
 
 @dataclass(frozen=True)
 class Evidence:
@@ -33,26 +36,12 @@ class Evidence:
         return cls(obj["passage_id"], obj["title"], obj["rank"], obj["score"])
 
 
-# Per-fact value keys a row may carry (``pipeline/decision/features.py``'s VALUE_KEYS; kept
-# here so that the record layer depends on no rule), in the order a row writes them.
-VALUE_KEYS = ("margin", "np", "coverage", "slot_number", "slot_year", "slot_nationality",
-              "slot_place", "slot_other", "slot_confirmed", "rivals", "head", "draw")  # fmt: skip
-_LEGACY_SLOT_CODES = {-2.0: "number", -3.0: "year", -4.0: "nationality", -5.0: "place",
-                      -1.0: "other", 1.0: "confirmed"}  # fmt: skip
 RECORDED_DIGITS = 4  # values are decided on as recorded, to this many decimals
 
 
 def recorded_value(key: str, value: float) -> float:
     """A value as a row records it (the draw in full, the rest rounded)."""
     return float(value) if key == "draw" else round(float(value), RECORDED_DIGITS)
-
-
-def legacy_slot_values(code: float) -> dict[str, float]:
-    """The slot flags an earlier release's one-number ``slots`` code stands for (it kept
-    only the first conflict of number, year, nationality, place)."""
-    kind = _LEGACY_SLOT_CODES.get(float(code))
-    return {f"slot_{k}": float(k == kind) for k in
-            ("number", "year", "nationality", "place", "other", "confirmed")}  # fmt: skip
 
 
 @dataclass(frozen=True, init=False)
@@ -88,7 +77,7 @@ class FactResult:
         merged = dict(values or {})
         legacy = signals.pop("slots", None)  # an earlier release's one-number slot check
         if legacy is not None:
-            merged.update(legacy_slot_values(legacy))
+            merged.update(flags_of_code(legacy))
         merged.update({k: v for k, v in signals.items() if v is not None})
         unknown = set(merged) - set(VALUE_KEYS)
         if unknown:

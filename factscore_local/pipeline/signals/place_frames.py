@@ -55,7 +55,8 @@ def frames(text: str) -> list[tuple[str, str, str]]:
     ]
 
 
-def _stem(word: str) -> str:
+def frame_stem(word: str) -> str:
+    """A frame's word without a plural -s ("lawyers in" is "lawyer in")."""
     return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
@@ -83,7 +84,7 @@ def place_frame_verdict(fact: str, passages: Sequence[str] | Callable[[], Senten
         rivals = False
         for sentence, found in read:
             for w, p, other in found:
-                if _stem(w) != _stem(word) or p != preposition:
+                if frame_stem(w) != frame_stem(word) or p != preposition:
                     continue
                 if other == place or place in sentence:
                     return None  # the passages give the fact's place in its frame

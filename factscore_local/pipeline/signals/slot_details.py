@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from factscore_local.pipeline.signals.place_frames import _stem, frames, sentence_frames
+from factscore_local.pipeline.signals.place_frames import frame_stem, frames, sentence_frames
 from factscore_local.pipeline.signals.slot_roles import SENTENCE_END
 from factscore_local.pipeline.signals.slots import slots
 
@@ -60,7 +60,7 @@ def _place_detail(fact: str, passages: Sequence[tuple[str, str]]) -> str:
         for sentence, found in sentence_frames([text]):
             for word, preposition, place in own:
                 for w, p, other in found:
-                    if _stem(w) == _stem(word) and p == preposition and other != place:
+                    if frame_stem(w) == frame_stem(word) and p == preposition and other != place:
                         return (f"'{word} {preposition} {place}', where {label} gives "
                                 f"'{w} {p} {other}': \"{_snippet(sentence)}\"")  # fmt: skip
     return ", ".join(f"'{w} {p} {x}'" for w, p, x in own) or "its place"

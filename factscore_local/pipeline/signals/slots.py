@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from factscore_local.pipeline.decision.features import SLOT_CODES
 from factscore_local.pipeline.signals.lexical import content_words
 from factscore_local.pipeline.signals.place_frames import (
     SentenceFrames,
@@ -249,14 +250,11 @@ def _overall(verdicts: dict[str, str]) -> str:
 SLOT_VALUES = {"conflict": -1.0, "unknown": 0.0, "confirmed": 1.0}
 # The one-number summary of the slot check that earlier releases recorded as ``slots`` (and
 # that Factcheck-Bench's pair features still read): the first conflict in this order.
-NUMBER_CONFLICT = -2.0  # a number its passages contradict
-YEAR_CONFLICT = -3.0  # ... a year (and no number)
-NATIONALITY_CONFLICT = -4.0  # ... a nationality of the topic against its lead's
-PLACE_CONFLICT = -5.0  # ... a place the passages replace in its frame (and none above)
-_CODES = (("number", NUMBER_CONFLICT), ("year", YEAR_CONFLICT),
-          ("nationality", NATIONALITY_CONFLICT), ("place", PLACE_CONFLICT), ("other", -1.0),
-          ("confirmed", 1.0))  # fmt: skip
-SLOT_FLAGS = tuple(kind for kind, _ in _CODES)  # the flags, in SLOT_KEYS order
+NUMBER_CONFLICT = SLOT_CODES["number"]  # a number its passages contradict
+YEAR_CONFLICT = SLOT_CODES["year"]  # ... a year (and no number)
+NATIONALITY_CONFLICT = SLOT_CODES["nationality"]  # ... the topic's against its lead's
+PLACE_CONFLICT = SLOT_CODES["place"]  # ... a place replaced in its frame (and none above)
+SLOT_FLAGS = tuple(SLOT_CODES)  # the flags, in features.SLOT_KEYS order
 
 
 def slot_flags(
@@ -289,13 +287,7 @@ def slot_flags(
 def slot_code(flags: dict[str, float]) -> float:
     """The one-number summary of ``slot_flags``: the first flag raised of number (-2),
     year (-3), nationality (-4), place (-5), another conflict (-1), confirmed (1); else 0."""
-    return next((code for kind, code in _CODES if flags.get(kind, 0) >= 1), 0.0)
-
-
-def flags_of_code(code: float) -> dict[str, float]:
-    """The flags an earlier release's ``slots`` code stands for (rows recorded before the
-    flags: only the first conflict was kept)."""
-    return {kind: float(code == value) for kind, value in _CODES}
+    return next((code for kind, code in SLOT_CODES.items() if flags.get(kind, 0) >= 1), 0.0)
 
 
 def slot_signal(fact: str, passages: Sequence[str] | PassageSlots, topic: str = "") -> float:

@@ -1,0 +1,146 @@
+"""The README's generated blocks, each made from its results file: the headline table (the
+dev-set ER and F1 beside the paper's), the raw-text table, the probe's table and the
+run-time line. ``python -m scripts.docs`` writes them as pages; ``scripts.readme_headline``
+copies them into the README.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from factscore_local.fitted_defaults import default_rule
+from factscore_local.model_store import DEFAULT_LM
+from factscore_local.pipeline.decision.verifiers import legacy_name
+from scripts.common import RESULTS, SUBJECTS, read_results
+from scripts.markdown import GENERATED, md_table
+from scripts.tables.paper import PAPER_T3, PAPER_T9
+
+HEADLINE = "tables-98"  # the results file the headline table is read from
+PROBE = "counterfactual-98"  # the results file the README's contradiction table is read from
+RAW_TEXT = "raw-text-98"  # the results file the README's raw-text table is read from
+PREVIOUS_RULE = "retrieve-lm+np+coverage-fitted"  # the 1.5B model's default before the slots
+DEFAULT_RULE = legacy_name(default_rule(DEFAULT_LM))  # the 1.5B's, as the records name it
+
+
+def headline(record: dict) -> str:
+    """The README's table: the default verifier's dev-set ER and F1 beside the paper's."""
+    f = record["figures"]
+    prefix = f"{DEFAULT_RULE}/cross-fitted"
+    rows = [
+        [s, *(f"{f[f'{prefix}/{s}/{k}']:.1f}" for k in ("human", "fs", "er")),
+         PAPER_T3["retrieve-lm+np"][i][0], f"{f[f'{prefix}/{s}/f1']:.1f}",
+         PAPER_T9["retrieve-lm+np"][i]]
+        for i, s in enumerate(SUBJECTS)
+    ]  # fmt: skip
+    head = ["subject", "human FActScore", "estimated", "ER", "ER, paper", "F1", "F1, paper"]
+    return (
+        GENERATED.format(f"{record['name']}.json") + "\n\n" + md_table(head, rows) + "\n\n"
+        f"FActScore's {record['data']['topics']} labeled dev topics ({record['data']['bios']} "
+        "bios); ER: |estimated - human| FActScore, F1: micro-F1 on the human atomic facts "
+        "judged not supported; ours: the embedded 1.5B model with the default rule, "
+        "thresholds cross-fitted over the topic halves; paper: FActScore's Inst-LLaMA 7B + NP "
+        "(Tables 3 and 9, all 183 topics). [Details](docs/benchmarks/tables-98.md).\n"
+    )
+
+
+def raw_text(record: dict) -> str:
+    """The README's raw-text table: per subject, the estimate from the labeled files' atomic
+    facts beside the one from raw text through the project's own decomposition, from one
+    run of the default rule (``scripts.bench_raw_text``)."""
+    f = record["figures"]
+    won = f.get("raw text, calibrated/wins on both halves for every subject")
+    # What a user gets from raw text: the calibrated estimate once its shift ships.
+    raw = "raw text, calibrated" if won else "raw text"
+    settings = ("model atomic facts", raw)
+    rows = [[s, f"{f[f'raw text/{s}/human']:.1f}",
+             *(f"{f[f'{k}/{s}/{v}']:.1f}" for k in settings for v in ("estimated", "er")),
+             f"{f[f'{raw}/{s}/bio_mae']:.1f}", f"{f[f'raw text/{s}/facts_per_response']:.1f}"]
+            for s in SUBJECTS]  # fmt: skip
+    head = ["subject", "human FActScore", "estimated, from atomic facts", "ER, from atomic facts",
+            "estimated, from raw text", "ER, from raw text", "bio-level MAE, raw text",
+            "facts per response, raw text"]  # fmt: skip
+    bios = " / ".join(str(f[f"raw text/{s}/bios"]) for s in SUBJECTS)
+    if won is None:
+        calibration = ""
+    elif won:
+        calibration = ("From raw text, the rule's bias is shifted by the amount fitted on the "
+                       "other half's raw-text bios (shipped as the default); ")  # fmt: skip
+    else:
+        calibrated = " / ".join(f"{f[f'raw text, calibrated/{s}/er']:.1f}" for s in SUBJECTS)
+        calibration = ("A shift of the rule's bias fitted on raw-text bios (ER "
+                       f"{calibrated}) does not win on both halves for every subject and is "
+                       "not shipped; ")  # fmt: skip
+    aside = ""
+    if f"raw text/{SUBJECTS[0]}/set_aside_dangling" in f:
+        n = " / ".join(str(sum(f[f"raw text/{s}/set_aside_{r}"] for r in ("dangling", "meta")))
+                       for s in SUBJECTS)  # fmt: skip
+        aside = f"; {n} own facts that do not stand alone were set aside"
+    return (
+        GENERATED.format(f"{record['name']}.json") + "\n\n" + md_table(head, rows) + "\n\n"
+        f"From atomic facts: the labeled files' `model-atomic-facts` (InstructGPT's "
+        f"decomposition, the paper's setting); from raw text: the generations as a user gives "
+        f"them, decomposed by the embedded 1.5B model (what you get){aside}. {bios} bios with "
+        "a human score "
+        f"on {record['data']['topics']} labeled dev topics; the default rule, thresholds "
+        f"cross-fitted over the topic halves. {calibration}"
+        "ER and bio-level MAE in FActScore points. "
+        f"[Details](docs/benchmarks/{record['name']}.md).\n"
+    )
+
+
+def contradictions(record: dict) -> str:
+    """The README's probe table: per kind, the share of one-slot contradictions rejected and
+    of their originals accepted, by the default rule and by the one before it."""
+    f, default = record["figures"], record["data"]["default_verifier"]
+    rules = [r for r in (PREVIOUS_RULE, default) if f"verifiers/{r}/all/recall" in f]
+    names = {PREVIOUS_RULE: "before the slot check", default: "default"}
+    kinds = [k.split("/")[2] for k in f if k.startswith(f"verifiers/{default}/")
+             and k.endswith("/pairs")]  # fmt: skip
+    rows = [[kind, f[f"verifiers/{default}/{kind}/pairs"],
+             *(f"{f[f'verifiers/{r}/{kind}/recall']:.1f}" for r in rules),
+             *(f"{f[f'verifiers/{r}/{kind}/originals_accepted']:.1f}" for r in rules)]
+            for kind in kinds]  # fmt: skip
+    head = ["kind", "pairs", *(f"rejected, {names[r]}" for r in rules),
+            *(f"originals accepted, {names[r]}" for r in rules)]  # fmt: skip
+    data = record["data"]
+    return (
+        GENERATED.format(f"{record['name']}.json") + "\n\n" + md_table(head, rows) + "\n\n"
+        f"{data['pairs']} one-slot counterfactuals of facts the annotators labeled supported, "
+        f"on {len(data['topics'])} labeled dev topics (at most {data['per_kind_per_topic']} "
+        "per kind and topic), each beside its original; in %; default: "
+        f"`{default}`, before the slot check: `{PREVIOUS_RULE}`. "
+        f"[Details](docs/benchmarks/{record['name']}.md).\n"
+    )
+
+
+SPEED = "raw-text-speed"  # the results file of the README's run-time line (2 cores)
+GPU_SPEED = "gpu-raw-text"  # ... and of its GPU part, when recorded
+
+
+def run_time(record: dict) -> str:
+    """The README's run-time line: a raw-text bio end to end on the CPU (the record's
+    machine and bios) and, where a GPU run is recorded, bios a minute on that card."""
+    f, machine = record["figures"], record["machine"]
+    cores = machine.get("cores", "?")
+    line = (f"Scoring from raw text takes about {f['end_to_end/seconds_per_bio']:.0f} s a bio "
+            f"end to end on {cores} CPU cores with the default 1.5B model "
+            f"({f['bios']} dev bios, {record['date'][:10]}; about "
+            f"{500 * f['end_to_end/seconds_per_bio'] / 3600:.0f} h for 500 bios)")  # fmt: skip
+    gpu_path = RESULTS / f"{GPU_SPEED}.json"
+    if gpu_path.exists():
+        gpu = read_results(gpu_path)
+        card = gpu["machine"].get("gpu") or "a GPU"
+        model = Path(gpu["data"].get("lm", "")).name.removesuffix(".gguf") or "its model"
+        line += (f"; on one {card}, {gpu['figures']['bios_per_minute']:.1f} bios a minute "
+                 f"with {model} ({gpu['figures']['bios']} bios)")  # fmt: skip
+    sources = f"{SPEED}.json" + (f" and scripts/results/{GPU_SPEED}.json" * gpu_path.exists())
+    return GENERATED.format(sources) + "\n\n" + line + ". [Speed](docs/guide/speed.md).\n"
+
+
+# The README's tables: results file, the index's words for it, its page, what writes it.
+README_TABLES = (
+    (SPEED, "The README's run-time line", "run-time.md", run_time),
+    (HEADLINE, "The README's headline table", "headline.md", headline),
+    (PROBE, "The README's contradiction table", "contradictions.md", contradictions),
+    (RAW_TEXT, "The README's raw-text table", "raw-text.md", raw_text),
+)
