@@ -15,7 +15,7 @@ from typing import Any
 from factscore_local.fitted_defaults import default_rule, model_name, shipped_rule
 from factscore_local.lm import BACKENDS as LM_BACKENDS
 from factscore_local.lm import DTYPES as LM_DTYPES
-from factscore_local.lm import LM_CONTEXT
+from factscore_local.lm import LM_CONTEXT, is_server_spec
 from factscore_local.npm.defaults import (
     DEFAULT_NP_MODEL,
     JOINT_NP,
@@ -83,7 +83,21 @@ class EvalConfig:
     """
 
     index: Path = setting(help="Index directory built by build-index.")
-    lm: str | None = setting(None, "Embedded model name, a GGUF file or an HF directory.")
+    lm: str | None = setting(
+        None,
+        "Embedded model name, a GGUF file, an HF directory, or the URL of an "
+        "OpenAI-compatible server's API (http://HOST:PORT/v1: vLLM, SGLang, llama.cpp's "
+        "servers, Ollama; docs: LM servers).",
+    )
+    lm_model: str | None = setting(
+        None,
+        "The model to use on an LM server (--lm URL) that serves several; default: the one "
+        "it serves. An embedded model's name or a local GGUF/HF path served under that "
+        "name gets the local tokenizer and the model's fitted rule.",
+    )
+    lm_concurrency: int = setting(
+        8, "Requests in flight to an LM server (--lm URL) at most.", min=1
+    )
     backend: str = setting("auto", choices=LM_BACKENDS, option="--lm-backend")
     verifier: str = setting(
         "retrieve-lm",
@@ -273,6 +287,8 @@ class EvalConfig:
 
     def __post_init__(self) -> None:
         get_verifier(self.verifier)  # raises on an unknown name, listing the known ones
+        if self.lm_model is not None and not is_server_spec(self.lm):
+            raise ValueError("--lm-model names a model of an LM server (--lm http://HOST:PORT/v1)")
         for f in fields(self):
             allowed = setting_choices(f.name)
             value = getattr(self, f.name)

@@ -33,6 +33,12 @@ def model_name(lm: str | None, lm_model: str | None = None) -> str:
 
     if lm is None:
         return DEFAULT_LM
+    from factscore_local.lm.server_client import is_server_spec
+
+    if is_server_spec(lm):
+        from factscore_local.lm.server_client import served_model
+
+        lm = served_model(lm, lm_model)
     return Path(lm).name.removesuffix(".gguf")
 
 

@@ -19,11 +19,11 @@ from pathlib import Path
 from factscore_local.config import EvalConfig
 from factscore_local.lm.base import cut_loop
 from factscore_local.pipeline.cached_models import CachedLM
-from factscore_local.pipeline.components import model_identity
 from factscore_local.pipeline.decomposition.abstain import is_abstained
 from factscore_local.pipeline.decomposition.clean import clean_generation
 from factscore_local.pipeline.decomposition.sentences import split_sentences
 from factscore_local.runtime.cache import ResultCache
+from factscore_local.runtime.weights import model_identity
 from factscore_local.studies import decomposer
 from scripts.caches import add_cache_options
 from scripts.caches import seed_cache as import_seeds

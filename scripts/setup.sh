@@ -71,7 +71,9 @@ INSTALL=0
 # it builds in the background while pip fetches and installs everything else and the
 # models (mostly waiting on the network), and is installed from the built wheel at the end.
 LLAMA_PID=""
-LLAMA_REQ="$(sed -n 's/^llama = \["\(.*\)"\]$/\1/p' "$ROOT/pyproject.toml")"  # its pin
+# its pin, with the server extra (`python -m llama_cpp.server`): the wheel is built without
+# dependencies, and installing it from there below brings the server's
+LLAMA_REQ="$(sed -n 's/^llama = \["\(.*\)"\]$/\1/p' "$ROOT/pyproject.toml")"
 WHEELS="$VENV/.llama-wheel"
 LLAMA_LOG="$VENV/.llama-build.log"
 if [[ $INSTALL -eq 1 ]] && ! "$VENV/bin/python" -c "import llama_cpp" >/dev/null 2>&1; then

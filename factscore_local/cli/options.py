@@ -276,7 +276,7 @@ def estimator_groups() -> dict[str, list[Callable]]:
         ],
         MODEL: [
             lm_option(),
-            *map(settings, ("backend", "lm_dtype", "device")),
+            *map(settings, ("lm_model", "lm_concurrency", "backend", "lm_dtype", "device")),
         ],
         EVIDENCE: [
             *map(settings, ("retrieval", "k", "evidence", "evidence_budget")),

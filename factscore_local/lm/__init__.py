@@ -1,10 +1,12 @@
-"""Local LMs: load an embedded model, a GGUF file, or a Hugging Face model directory."""
+"""LMs: an embedded model, a GGUF file or a Hugging Face model directory loaded here, or an
+OpenAI-compatible inference server (``http://HOST:PORT/v1``, ``lm/server_backend.py``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from factscore_local.lm.base import LocalLM, TrueFalse
+from factscore_local.lm.server_client import DEFAULT_CONCURRENCY, is_server_spec
 from factscore_local.model_store import resolve_lm
 from factscore_local.runtime.core_slots import hold_cores
 from factscore_local.runtime.device import is_gpu
@@ -24,12 +26,15 @@ def load_lm(
     n_ctx: int = LM_CONTEXT,
     device: str = "auto",
     dtype: str = "auto",
+    lm_model: str | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
 ) -> LocalLM:
-    """Load a local causal LM.
+    """Load a local causal LM, or connect to an LM server.
 
     Args:
-        spec: an embedded model's name (``None``: the default), a GGUF file or a Hugging
-            Face model directory.
+        spec: an embedded model's name (``None``: the default), a GGUF file, a Hugging
+            Face model directory, or the URL of an OpenAI-compatible server's API
+            (``http://HOST:PORT/v1``).
         backend: ``auto`` (GGUF files go to llama.cpp, measured faster on a CPU;
             directories to transformers), ``llama.cpp`` or ``transformers``.
         threads: CPU threads (``None``: all cores).
@@ -39,6 +44,8 @@ def load_lm(
         dtype: the transformers backend's weights and arithmetic: ``auto`` (bf16 on a GPU,
             float32 on the CPU), ``float32``, ``bfloat16`` or ``float16``. llama.cpp runs
             the GGUF's own types and takes ``auto`` only.
+        lm_model: a server's model, where it serves several (else the one it serves).
+        concurrency: requests in flight to a server at most.
 
     Returns:
         A :class:`LocalLM`.
@@ -47,6 +54,15 @@ def load_lm(
         >>> lm = load_lm("qwen2.5-coder-0.5b-instruct-q4_k_m", device="cpu")  # doctest: +SKIP
     """
     enforce_offline()
+    if is_server_spec(spec):
+        if backend != "auto" or dtype != "auto":
+            raise ValueError(f"--lm-backend and --lm-dtype choose how a model runs here; "
+                             f"{spec} is a server")  # fmt: skip
+        from factscore_local.lm.server_backend import ServerLM
+
+        return ServerLM(spec, lm_model=lm_model, concurrency=concurrency, n_ctx=n_ctx)
+    if lm_model is not None:
+        raise ValueError("--lm-model names a model of an LM server (--lm http://HOST:PORT/v1)")
     path = resolve_lm(spec)
     if backend not in BACKENDS:
         raise ValueError(f"unknown LM backend {backend!r}; choose from {', '.join(BACKENDS)}")
@@ -74,4 +90,4 @@ def load_lm(
     return lm
 
 
-__all__ = ["BACKENDS", "DTYPES", "LocalLM", "TrueFalse", "load_lm"]
+__all__ = ["BACKENDS", "DTYPES", "LocalLM", "TrueFalse", "is_server_spec", "load_lm"]

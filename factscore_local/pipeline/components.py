@@ -19,9 +19,10 @@ from factscore_local.npm.defaults import JOINT_NP
 
 # CachedLM is part of this module's API (tests and scripts build their own parts with it).
 from factscore_local.pipeline.cached_models import CachedLM, CachedNP
-from factscore_local.runtime.cache import ResultCache, content_sha256, key_of
+from factscore_local.runtime.cache import ResultCache, key_of
 from factscore_local.runtime.device import is_gpu
 from factscore_local.runtime.progress import Progress
+from factscore_local.runtime.weights import model_identity as model_identity
 
 T = TypeVar("T")
 
@@ -47,13 +48,6 @@ class Lazy(Generic[T]):
         return self._value  # type: ignore[return-value]
 
 
-def model_identity(path: Path, backend: str, cache: ResultCache) -> str:
-    """What the cache keys an LM's results by: its name, size and content digest (not its
-    mtime: a reinstalled model keeps its results), and the backend."""
-    size = sum(p.stat().st_size for p in ([path] if path.is_file() else path.rglob("*")))
-    return f"{path.name}|{size}|sha256:{content_sha256(path, cache)}|{backend}"
-
-
 @dataclass
 class Components:
     knowledge: Any  # index.reader.KnowledgeSource
@@ -73,7 +67,8 @@ _LOADED_LMS: dict[tuple, Any] = {}
 def load_shared_lm(config: EvalConfig):
     from factscore_local.lm import load_lm
 
-    key = (config.lm, config.backend, config.threads, config.device, config.lm_dtype)
+    key = (config.lm, config.backend, config.threads, config.device, config.lm_dtype,
+           config.lm_model, config.lm_concurrency)  # fmt: skip
     if key not in _LOADED_LMS:
         _LOADED_LMS[key] = load_lm(
             config.lm,
@@ -81,6 +76,8 @@ def load_shared_lm(config: EvalConfig):
             threads=config.threads,
             device=config.device,
             dtype=config.lm_dtype,
+            lm_model=config.lm_model,
+            concurrency=config.lm_concurrency,
         )
     return _LOADED_LMS[key]
 
@@ -100,6 +97,13 @@ def _cached_lm(config: EvalConfig, raw, cache: ResultCache, progress: Progress) 
     from factscore_local.model_store import resolve_lm
 
     backend = backend_identity(raw)
+    if hasattr(raw, "cache_identity"):  # an LM server (lm/server_backend.py)
+        from factscore_local.pipeline.decision.verifiers import get_verifier
+
+        verifier = get_verifier(config.verifier)
+        needs_np = verifier.uses_np and config.np_model_spec in ("lm", JOINT_NP)
+        raw.check_run(config.verifier, needs_np, verifier.uses_head or config.read_states)
+        return CachedLM(raw, cache, raw.cache_identity(cache), progress)
     identity = model_identity(resolve_lm(config.lm), backend, cache)
     if config.prefix_states is not None:  # kept on the loaded LM, for every run that uses it
         raw.keep_prefix_states(config.prefix_states, identity)
@@ -137,11 +141,11 @@ def _state_head(config: EvalConfig):
     from factscore_local.config import model_name
     from factscore_local.pipeline.signals.state_head import load_head, shipped_head_path
 
-    path = config.head or shipped_head_path(model_name(config.lm))
+    path = config.head or shipped_head_path(model_name(config.lm, config.lm_model))
     if config.head is None and not path.is_file():
         raise ValueError(f"{config.verifier} weighs a state head, and none ships for "
-                         f"{model_name(config.lm)}: train one with 'fscore calibrate "
-                         f"--head' and pass its settings file")  # fmt: skip
+                         f"{model_name(config.lm, config.lm_model)}: train one with "
+                         f"'fscore calibrate --head' and pass its settings file")  # fmt: skip
     return load_head(str(path))
 
 

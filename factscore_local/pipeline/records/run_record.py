@@ -20,8 +20,9 @@ from importlib import metadata
 from pathlib import Path
 
 from factscore_local.config import EvalConfig
-from factscore_local.runtime.cache import ResultCache, content_sha256
+from factscore_local.runtime.cache import ResultCache
 from factscore_local.runtime.files import file_sha256
+from factscore_local.runtime.weights import lm_fingerprint as lm_fingerprint
 
 RECORD_FORMAT = 1
 PATH_FIELDS = ("index", "cache", "demos", "np_stopwords", "prefix_states")  # EvalConfig paths
@@ -34,15 +35,6 @@ class RecordError(ValueError):
 def record_path(out: Path) -> Path:
     """Where the record of the output ``out`` lives."""
     return out.with_name(out.name + ".record.json")
-
-
-def lm_fingerprint(path: Path, backend: str, cache: ResultCache) -> dict:
-    """Name, size and sha256 of an LM: a GGUF file, or a directory (its files hashed in
-    name order). The digest is computed once per file identity and kept in the cache."""
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    size = sum(p.stat().st_size for p in files)
-    return {"name": path.name, "path": str(path), "size": size,
-            "sha256": content_sha256(path, cache), "backend": backend}  # fmt: skip
 
 
 def index_fingerprint(index_dir: Path) -> dict:
@@ -150,7 +142,10 @@ def build_record(
     lm = None
     if components.lm.loaded:
         raw = components.lm.get().lm
-        lm = lm_fingerprint(resolve_lm(config.lm), raw.backend, cache)
+        if hasattr(raw, "fingerprint"):  # an LM server: its URL and served model too
+            lm = raw.fingerprint(cache)
+        else:
+            lm = lm_fingerprint(resolve_lm(config.lm), raw.backend, cache)
     lookups = hits + misses
     return {
         "format": RECORD_FORMAT,
@@ -219,6 +214,8 @@ def rerun_problems(record: dict, config: EvalConfig, cache: ResultCache) -> list
                 f"{now['manifest_sha256'][:12]} != {record['index']['manifest_sha256'][:12]})"
             )
     recorded_lm = record.get("lm")
+    if recorded_lm and recorded_lm.get("backend") == "server":
+        recorded_lm = None  # a server's weights are the server's to keep (the record names them)
     if recorded_lm:
         from factscore_local.model_store import resolve_lm
 
