@@ -175,3 +175,20 @@ def test_a_shipped_raw_text_shift_moves_the_bias_of_own_facts_only(tmp_path, mon
     own_weights = tuple(w + 1 for w in rule["weights"].values())
     given = build_config({"index": tmp_path}, {"rule_weights": list(own_weights)})
     assert given.raw_text_shift == 0 and given.thresholds.weights == own_weights
+
+
+def test_each_settings_choices_are_what_its_stage_implements():
+    """The choices live beside the stages, apart from them (the settings load no stage):
+    the stages read the same values."""
+    from factscore_local.config import setting_choices
+    from factscore_local.pipeline.decomposition import abstain
+    from factscore_local.pipeline.evidence import blocks
+    from factscore_local.pipeline.signals import verify_prompt
+
+    assert setting_choices("abstain") == abstain.ABSTAIN_RULES
+    for rule in abstain.ABSTAIN_RULES:
+        abstain.is_abstained("A bio.", rule)
+    assert setting_choices("evidence") == blocks.EVIDENCE_MODES
+    assert setting_choices("verify_question") == tuple(verify_prompt.QUESTIONS)
+    for question in verify_prompt.QUESTIONS:
+        assert verify_prompt.statement_line("A fact.", question=question)

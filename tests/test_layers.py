@@ -11,11 +11,26 @@ ROOT = Path(__file__).resolve().parents[1]
 # Import name -> folder (pyproject.toml's package-dir).
 PACKAGES = {"factscore_local": "factscore_local", "factscore_local.index": "index",
             "factscore_local.npm": "npm", "factscore_local.data": "data"}  # fmt: skip
-# A layer imports nothing from the layers named here.
+# The pipeline's declarations, a layer of their own below the LM: the values a setting may
+# take (each stage's ``choices`` module) and the rules a setting names (the rule registry).
+# ``config`` checks its values against them and imports nothing else of the pipeline.
+DECLARATIONS = {
+    "factscore_local.pipeline.decomposition.choices",
+    "factscore_local.pipeline.evidence.choices",
+    "factscore_local.pipeline.signals.choices",
+    "factscore_local.pipeline.decision.features",
+    "factscore_local.pipeline.decision.rules",
+    "factscore_local.pipeline.decision.verifiers",
+}
+ABOVE_PIPELINE = {"labels", "methods", "cli", "api", "report", "distributed"}
+# A layer imports nothing from the layers named here. From the bottom up: runtime,
+# declarations, lm, config, pipeline, labels, then the rest.
 FORBIDDEN = {
-    "runtime": {"lm", "pipeline", "labels", "methods", "cli", "api", "report", "distributed"},
-    "lm": {"pipeline", "labels", "methods", "cli", "api", "report", "distributed"},
-    "pipeline": {"labels", "methods", "cli", "api", "report", "distributed"},
+    "runtime": {"declarations", "lm", "config", "pipeline", *ABOVE_PIPELINE},
+    "declarations": {"lm", "config", "pipeline", *ABOVE_PIPELINE},
+    "lm": {"config", "pipeline", *ABOVE_PIPELINE},
+    "config": {"pipeline", *ABOVE_PIPELINE},
+    "pipeline": ABOVE_PIPELINE,
     "labels": {"methods", "cli", "api", "distributed"},
 }
 
@@ -70,6 +85,8 @@ def graph() -> dict[str, set[str]]:
 
 
 def layer(module: str) -> str:
+    if module in DECLARATIONS:
+        return "declarations"
     return module.split(".")[1] if module.count(".") else ""
 
 
@@ -129,6 +146,28 @@ def test_the_check_sees_a_planted_backward_import_and_circle():
     assert layer("factscore_local.labels.counterfactual") in FORBIDDEN["pipeline"]
     planted = {"factscore_local.labels.counterfactual", "factscore_local.pipeline.signals.slots"}
     assert any(planted <= set(group) for group in cycles(edges))
+
+
+def test_config_sits_between_the_lm_and_the_pipeline():
+    edges = graph()
+    config = {m for m in edges if layer(m) == "config"}
+    assert "factscore_local.config.settings" in config
+    assert set(edges) >= DECLARATIONS, "a declaration moved: update DECLARATIONS"
+    # Loading a declaration runs its packages' __init__ modules: they import nothing.
+    packages = {m.rsplit(".", 1)[0] for m in DECLARATIONS} | {"factscore_local.pipeline"}
+    assert all(not edges[p] for p in packages)
+    # What the settings import of the pipeline is its declarations, and the pipeline reads
+    # the settings.
+    reached = {t for m in config for t in edges[m] if t.startswith("factscore_local.pipeline")}
+    assert reached and reached <= DECLARATIONS
+    assert any("factscore_local.config" in edges[m] for m in edges if layer(m) == "pipeline")
+    for planted in (
+        ("factscore_local.config.settings", "factscore_local.pipeline.evidence.blocks"),
+        ("factscore_local.pipeline.signals.choices", "factscore_local.config"),
+        ("factscore_local.lm.base", "factscore_local.config.settings"),
+    ):
+        module, target = planted
+        assert layer(target) in FORBIDDEN[layer(module)], planted
 
 
 def test_a_function_level_import_counts_and_a_type_checking_one_does_not(tmp_path):

@@ -1,6 +1,6 @@
 """Click options built from the settings' own declaration (``EvalConfig``'s fields).
 
-Each setting's help, default and allowed values are written once, in ``config.py``;
+Each setting's help, default and allowed values are written once, in ``config/settings.py``;
 :func:`config_option` turns a field into its ``--option``. The options that are not
 settings (the input files, a settings file, which bios) are declared here, and
 :func:`estimator_groups` sorts the estimator's options under the ``--help`` headings of
@@ -25,7 +25,7 @@ from factscore_local.config import SETTING_FIELDS, EvalConfig, setting_choices
 # Options of eval and calibrate that are not settings of the estimator.
 RUN_OPTIONS = ("inputs", "settings", "n_samples", "topic_half", "quiet")
 
-# Help for the settings that config.py declares without one (what --help shows).
+# Help for the settings that config/settings.py declares without one (what --help shows).
 FALLBACK_HELP = {
     "backend": "How the LM runs: 'auto' gives a GGUF file to llama.cpp (faster on a CPU) "
     "and a Hugging Face directory to transformers; or name one.",

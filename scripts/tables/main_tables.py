@@ -16,7 +16,7 @@ from factscore_local.pipeline.decision.verifiers import (
     SLOT_VETO_RULE,
     Thresholds,
 )
-from factscore_local.pipeline.evidence.blocks import EVIDENCE_MODES
+from factscore_local.pipeline.evidence.choices import EVIDENCE_MODES
 from factscore_local.pipeline.records.inputs import Bio
 from factscore_local.pipeline.records.rows import BioRow
 from factscore_local.studies import verify_facts

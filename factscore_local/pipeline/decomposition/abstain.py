@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ABSTAIN_RULES", "PERPLEXITY_NO_INFO_PHRASES", "is_abstained", "remove_citation"]
+from factscore_local.pipeline.decomposition.choices import ABSTAIN_RULES
 
-ABSTAIN_RULES: tuple[str, ...] = ("none", "generic", "perplexity_ai")
+__all__ = ["ABSTAIN_RULES", "PERPLEXITY_NO_INFO_PHRASES", "is_abstained", "remove_citation"]
 
 # Phrases with which Perplexity.ai says it found nothing; compared case-insensitively.
 PERPLEXITY_NO_INFO_PHRASES: tuple[str, ...] = (

@@ -10,15 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from factscore_local.index.chunking import strip_markers
+from factscore_local.pipeline.signals.choices import DEFAULT_QUESTION, QUESTIONS
 from factscore_local.prompts import load_demos, load_prompt
 
-# The question after the statement, and the words its two answers start with (their
-# first tokens' logits are compared). "true-false" is FActScore's.
-QUESTIONS = {
-    "true-false": ("True or False?", ("True", "False")),
-    "yes-no": ("Yes or No?", ("Yes", "No")),
-}
-DEFAULT_QUESTION = "true-false"
+# The questions (QUESTIONS, DEFAULT_QUESTION) are declared in choices.py, where the
+# settings read them; this module keeps their names.
+
 # What a prompt ends with when it is not wrapped in the model's chat template.
 PLAIN_ANSWER = "\nAnswer:"
 # The wording lives in factscore_local/prompts/verify_*.txt.

@@ -1,18 +1,17 @@
-"""The estimator's settings: declared once, validated, never changed after construction.
+"""The settings themselves: ``EvalConfig`` declares each one once, with its default, its
+help and the values it allows, and checks a value when it is made.
 
-``EvalConfig`` holds every setting with its default; ``build_config`` is the one way the
-CLI, a settings file of ``fscore calibrate`` and the scripts make one. Unknown values are
-errors, not silent fallbacks.
+The allowed values live beside the stages that implement them (the pipeline's
+``choices`` modules, the rules of ``pipeline/decision/verifiers.py``, the LM's backends
+and precisions in ``factscore_local.lm``); this module only names them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from factscore_local.fitted_defaults import default_rule, model_name, shipped_rule
 from factscore_local.lm import BACKENDS as LM_BACKENDS
 from factscore_local.lm import DTYPES as LM_DTYPES
 from factscore_local.lm import LM_CONTEXT, is_server_spec
@@ -24,23 +23,10 @@ from factscore_local.npm.defaults import (
     default_np_threshold,
 )
 from factscore_local.pipeline.decision.verifiers import Thresholds, get_verifier, verifier_names
-from factscore_local.pipeline.decomposition.abstain import ABSTAIN_RULES
-from factscore_local.pipeline.evidence.blocks import EVIDENCE_MODES
-from factscore_local.pipeline.signals.verify_prompt import QUESTIONS
+from factscore_local.pipeline.decomposition.choices import ABSTAIN_RULES, DECOMPOSE_PROMPTS
+from factscore_local.pipeline.evidence.choices import EVIDENCE_MODES, PASSAGE_ORDERS, RETRIEVALS
+from factscore_local.pipeline.signals.choices import FACT_CONTEXTS, QUESTIONS, VERIFY_FORMATS
 
-RETRIEVALS = ("bm25", "dense")
-# "page": passages in the prompt in page order, so facts that retrieve the same set in
-# another rank order share the prompt prefix (and its KV cache); "rank": FActScore's
-# order, best passage last.
-PASSAGE_ORDERS = ("page", "rank")
-# "reference": FActScore's instruction text verbatim, no bullet prime.
-DECOMPOSE_PROMPTS = ("ours", "reference")
-# What the verifier sees of a fact besides the statement: "sentence" adds the sentence it
-# was taken from, as context for its pronouns and references (not as evidence).
-FACT_CONTEXTS = ("none", "sentence")
-# How a verification prompt reaches the LM: "chat", wrapped in the model's chat template;
-# "plain", as text ending in "Answer:".
-VERIFY_FORMATS = ("chat", "plain")
 DEFAULT_GAMMA = 10.0
 # Room in the context for the instruction, the chat template and the fact after a block.
 MAX_EVIDENCE_BUDGET = LM_CONTEXT - 512
@@ -357,57 +343,3 @@ def setting_choices(name: str) -> tuple[str, ...] | None:
 
 
 DEFAULTS: dict[str, Any] = {n: f.default for n, f in SETTING_FIELDS.items() if f.default != MISSING}
-# What a settings file of ``fscore calibrate`` may set.
-SETTINGS_KEYS = ("verifier", "margin", "np_threshold", "np_model", "rule_weights", "head")
-
-
-def build_config(
-    options: Mapping[str, Any],
-    settings: Mapping[str, Any] | None = None,
-    explicit: Collection[str] | None = None,
-) -> EvalConfig:
-    """An EvalConfig from option values (keys are EvalConfig's field names).
-
-    ``settings`` (a calibrate settings file) fills the thresholds and verifier unless the
-    option was given explicitly: ``explicit`` names those (None: every key of ``options``).
-    """
-    unknown = set(options) - set(CONFIG_FIELDS)
-    if unknown:
-        raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
-    values = dict(options)
-    given = set(options) if explicit is None else set(explicit)
-    asked = set(given)  # options given explicitly (not by a settings file)
-    sources = []
-    if settings:
-        taken = [k for k in SETTINGS_KEYS if k in settings and k not in given]
-        values.update({k: settings[k] for k in taken})
-        given |= set(taken)
-        sources += ["settings file"] * bool(taken)
-    lm, lm_model = values.get("lm"), values.get("lm_model")
-    rule = values.get("verifier")
-    if "verifier" not in given:  # the model's own default rule (a rule fitted for it)
-        rule = default_rule(lm, lm_model) or DEFAULTS["verifier"]
-    verifier = get_verifier(rule)
-    values["verifier"] = rule
-    shipped = shipped_rule(lm, rule, lm_model)
-    if shipped:
-        taken = [k for k in ("margin", "np_threshold", "rule_weights") if k in shipped.settings
-                 and k not in given]  # fmt: skip
-        # The raw-text shift belongs to the shipped weights: not to weights given otherwise.
-        if "rule_weights" in taken and "raw_text_shift" in shipped.settings:
-            taken.append("raw_text_shift")
-        values.update({k: shipped.settings[k] for k in taken})
-        sources += [f"fitted defaults of {model_name(lm, lm_model)}"] * bool(taken)
-    cuts = sorted(asked & {"margin", "np_threshold"})
-    if cuts and verifier.features and values.get("rule_weights") is not None:
-        options = " and ".join("--" + c.replace("_", "-") for c in cuts)
-        raise ValueError(
-            f"{options} cut a threshold rule, but rule {verifier.name!r} is a fitted rule "
-            "that weighs the margin and NP; give a threshold rule with it (e.g. --verifier "
-            "retrieve-lm or --verifier paper), or leave it out"
-        )
-    values["thresholds_from"] = ", ".join(sources) or "built-in defaults"
-    if values.get("index") is None:
-        raise ValueError("an index directory is required")
-    values["index"] = Path(values["index"])
-    return EvalConfig(**values)
