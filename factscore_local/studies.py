@@ -76,14 +76,17 @@ def redecide(rows: list[BioRow], verifier: str, thresholds, gamma: float = 10.0)
     return apply_thresholds(rows, verifier, thresholds, gamma)
 
 
-def seed_cache(cache: Path, exports: Sequence[Path]) -> list[tuple[Path, int, int]]:
+def seed_cache(
+    cache: Path, exports: Sequence[Path], skip_kinds: Sequence[str] = ()
+) -> list[tuple[Path, int, int]]:
     """Imports exported model results (``fscore cache export`` files) into a cache file,
-    stored ones winning; per export, (the file, results added, results already there)."""
+    stored ones winning, those of ``skip_kinds`` left out; per export, (the file, results
+    added, results already there)."""
     from factscore_local.runtime.cache import ResultCache
 
     store = ResultCache(cache)
     try:
-        return [(Path(e), *store.import_file(Path(e))) for e in exports]
+        return [(Path(e), *store.import_file(Path(e), skip_kinds)) for e in exports]
     finally:
         store.close()
 

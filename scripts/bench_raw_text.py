@@ -23,6 +23,9 @@ atomic facts of the same run; for the raw text, also the facts that carry markup
 (citation markers, URLs: the cleaning's forms) and how many of them are judged supported
 beside the others, and the facts set aside as not standing alone (``pipeline/standalone.py``;
 ``--no-standalone`` verifies them too). ``--rule`` measures another fitted rule the same way.
+``--fresh-generations`` seeds everything but the generations, so the decomposition is
+made again by the generator of the commit that runs it (a change of its batching or
+schedule measured on all bios; facts written as before are not verified again).
 
 "raw text, calibrated" is the raw-text path's own calibration (issue 47): the same
 cross-fitted rule with its bias shifted by the amount that minimises the sum of the three
@@ -233,12 +236,20 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="verify every own fact, also those that do not stand alone",
     )
+    ap.add_argument(
+        "--fresh-generations",
+        action="store_true",
+        help="seed every model result but the generations: the decomposition is made again "
+        "by this commit's generator (its batching, prefixes and schedule), the facts it "
+        "writes as before are not verified again",
+    )
     ap.add_argument("--results", default=None, help="write scripts/results/NAME.json")
     ap.add_argument("--results-out", type=Path, default=None)
     args = ap.parse_args(argv)
     args.rule = args.rule or legacy_name(default_rule(args.lm) or default_rule(None))
     watch = Stopwatch()
-    seed_cache(args.cache, args.seed_cache, "raw-text")
+    skip = ("generate",) if args.fresh_generations else ()
+    seed_cache(args.cache, args.seed_cache, "raw-text", skip_kinds=skip)
     stored = model_results(args.cache)  # what the run adds beyond it, it computed
     data = data_root(args.data)
     run = Runner(args.index, args.cache, data, args.lm, None, "page")
@@ -291,6 +302,9 @@ def main(argv: list[str] | None = None) -> None:
                 "rule": args.rule,
                 "objective": "er",
                 "decomposition": decomposition(args.no_clean, args.no_standalone),
+                "generations": "made by this run (seeded results but the generations)"
+                if args.fresh_generations
+                else "from the seeded caches where present",
                 "cross_fitted_weights": fitted_all,
             },
             figures,

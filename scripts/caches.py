@@ -23,15 +23,16 @@ def add_cache_options(ap: argparse.ArgumentParser, default: Path | None) -> None
     )
 
 
-def seed_cache(cache: Path | None, exports: list[Path], tag: str) -> None:
-    """Imports exported model results into the cache file (stored ones win)."""
+def seed_cache(cache: Path | None, exports: list[Path], tag: str, skip_kinds=()) -> None:
+    """Imports exported model results into the cache file (stored ones win), those of
+    ``skip_kinds`` left out."""
     if not exports:
         return
     if cache is None:
         raise SystemExit("--seed-cache needs --cache FILE")
     from factscore_local.studies import seed_cache as import_exports
 
-    for export, added, present in import_exports(cache, exports):
+    for export, added, present in import_exports(cache, exports, skip_kinds):
         log(tag, f"seeded {cache} from {export}: {added} results added, {present} there")
 
 

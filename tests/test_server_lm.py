@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -24,15 +23,10 @@ from pathlib import Path
 import pytest
 
 from factscore_local.lm.server_client import ServerClient, ServerError
+from scripts.llama_server import LlamaServer, free_port
 from tests.conftest import SHARED, require
 
 # --- a scripted HTTP server ----------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager
@@ -283,42 +277,6 @@ CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 # requests in flight): mean 0.001, max 0.05, every decision the same.
 NOISE = 0.15
 BAND = 0.1  # decisions agree >= 98% outside this band around the threshold
-
-
-class LlamaServer:
-    """``python -m llama_cpp.server`` with a GGUF on a loopback port."""
-
-    def __init__(self, model: Path, log: Path) -> None:
-        self.model, self.log, self.port = model, log, free_port()
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        import httpx
-
-        n = "2"
-        # logits_all (the default) is what its completions need for logprobs; n_ctx holds
-        # the verification prompts (the estimator's LM_CONTEXT).
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model),
-               "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "8192",
-               "--logits_all", "true", "--n_threads", n, "--n_threads_batch", n]  # fmt: skip
-        with self.log.open("a") as log:
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text()[-2000:]
-            try:
-                if httpx.get(self.url + "/models", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        raise AssertionError(f"llama_cpp.server did not start: {self.log.read_text()[-2000:]}")
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
 
 
 @pytest.fixture

@@ -8,10 +8,9 @@ from pathlib import Path
 import click
 import cloup
 
-from factscore_local.cli.eval import RUN_ERRORS
 from factscore_local.cli.groups import DECISION, IO, merged, option_groups
 from factscore_local.cli.options import chosen_settings, estimator_groups
-from factscore_local.cli.output import fail
+from factscore_local.cli.output import RUN_ERRORS, fail
 
 CALIBRATE_GROUPS = {
     IO: [

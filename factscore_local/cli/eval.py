@@ -11,12 +11,8 @@ import cloup
 from factscore_local.cli.aliases import deprecated_alias
 from factscore_local.cli.groups import DECISION, IO, RUNTIME, merged, option_groups
 from factscore_local.cli.options import chosen_settings, config_option, estimator_groups
-from factscore_local.cli.output import fail, print_result
+from factscore_local.cli.output import RUN_ERRORS, fail, print_result
 from factscore_local.distributed.cli_options import pop_ray_options, ray_options
-
-# What running the estimator may raise: a clear message, exit status 2 (ConnectionError:
-# an LM server that is down or cannot give what the run needs, lm/server_client.py).
-RUN_ERRORS = (FileNotFoundError, ValueError, RuntimeError, ConnectionError)
 
 OUT_OPTION = click.option(
     "--out",

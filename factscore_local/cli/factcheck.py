@@ -14,7 +14,7 @@ import cloup
 from factscore_local.cli.aliases import deprecated_alias
 from factscore_local.cli.groups import DECISION, EVIDENCE, IO, MODEL, RUNTIME, option_groups
 from factscore_local.cli.options import QUIET_OPTION, config_option, lm_option, n_samples_option
-from factscore_local.cli.output import fail, require_index
+from factscore_local.cli.output import RUN_ERRORS, fail, require_index
 from factscore_local.data import data_file
 
 
@@ -148,7 +148,7 @@ def factcheck_cmd(
                     items, cached, parts.knowledge, k, margin, correct=not no_correction
                 )
                 summary["claims"] = claim_scores(results)
-        except (FileNotFoundError, ValueError, RuntimeError) as exc:
+        except RUN_ERRORS as exc:
             fail(str(exc))
         finally:
             bar.update(len(items))

@@ -290,7 +290,10 @@ def estimator_groups() -> dict[str, list[Callable]]:
             *map(settings, ("verify_format", "verify_question", "verify_demos")),
             settings("fact_context"),
         ],
-        RUNTIME: [*map(settings, ("cache", "prefix_states", "threads", "seed")), QUIET_OPTION],
+        RUNTIME: [
+            *map(settings, ("cache", "prefix_states", "threads", "batch_bios", "seed")),
+            QUIET_OPTION,
+        ],
     }
 
 

@@ -11,6 +11,10 @@ import click
 
 from factscore_local.results import EvalResult, thresholds_of
 
+# What running a model command may raise: a clear message, exit status 2 (ConnectionError:
+# an LM server that is down or cannot give what the run needs, lm/server_client.py).
+RUN_ERRORS = (FileNotFoundError, ValueError, RuntimeError, ConnectionError)
+
 
 def fail(message: str) -> NoReturn:
     """Print ``error: MESSAGE`` on stderr and exit with status 2.

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from factscore_local.cli.eval import RUN_ERRORS
-from factscore_local.cli.output import fail, print_result
+from factscore_local.cli.output import RUN_ERRORS, fail, print_result
 
 
 def summary_diff(recorded: dict, result: dict) -> str:

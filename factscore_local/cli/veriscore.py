@@ -11,7 +11,7 @@ import cloup
 
 from factscore_local.cli.groups import DECISION, EVIDENCE, FACTS, IO, MODEL, RUNTIME, option_groups
 from factscore_local.cli.options import QUIET_OPTION, config_option, lm_option
-from factscore_local.cli.output import fail, require_index
+from factscore_local.cli.output import RUN_ERRORS, fail, require_index
 from factscore_local.config import MAX_EVIDENCE_BUDGET
 
 VERISCORE_GROUPS = {
@@ -121,7 +121,7 @@ def veriscore_cmd(
             responses, parts.lm.get(), parts.knowledge, k, mode, k_claims, margin,
             evidence, evidence_budget, resolve_pronouns,
         )  # fmt: skip
-    except (FileNotFoundError, ValueError, RuntimeError) as exc:
+    except RUN_ERRORS as exc:
         fail(str(exc))
     finally:
         bar.update(len(responses))

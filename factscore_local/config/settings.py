@@ -247,6 +247,16 @@ class EvalConfig:
     # 1 writes each bio's row as soon as it is scored (a page's KV prefix still carries
     # over to the next bio).
     chunk_bios: int = setting(1, "Bios verified together.", cli=False)
+    # Scheduling, not deciding: each chunk is still decided on its own (the rows are those
+    # of a run chunk by chunk), but the model sees the prompts of many bios at once.
+    batch_bios: int = setting(
+        32,
+        "Bios whose model work is scheduled together: all their sentences in one "
+        "generation call, all their facts in one verification call (the generation slots "
+        "stay full; a GPU or an LM server sees hundreds of prompts at once). Each bio is "
+        "decided as it would be alone; rows are written as each batch ends.",
+        min=1,
+    )
     validate: bool = setting(
         True,
         "With labeled input, also verify the human atomic facts and report ER and F1.",
@@ -280,7 +290,7 @@ class EvalConfig:
             value = getattr(self, f.name)
             if allowed is not None and value not in allowed:
                 raise ValueError(f"{f.name} must be one of {', '.join(allowed)}; got {value!r}")
-        for name in ("k", "np_k", "chunk_bios", "max_sentences"):
+        for name in ("k", "np_k", "chunk_bios", "batch_bios", "max_sentences"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if not 256 <= self.evidence_budget <= MAX_EVIDENCE_BUDGET:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +38,8 @@ class LlamaCppLM(LocalLM):
     # fewer steps, but no faster on 2 CPU cores, where a step's cost grows with its tokens
     # (docs/benchmarks/prompt-lookup.md).
     GENERATION_DRAFT = 0
+    # generate() reports each output as it ends (the result cache stores them as they come)
+    streams_generation = True
 
     def __init__(
         self, path: Path, n_ctx: int = 4096, threads: int | None = None, device: str = "cpu"
@@ -128,9 +130,16 @@ class LlamaCppLM(LocalLM):
         eos = self.llm.detokenize([self.llm.token_eos()]).decode("utf-8", "ignore")
         return render_chat(self._template, user, bos=bos, eos=eos)
 
-    def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
+    def generate(
+        self,
+        prompts: list[str],
+        max_new_tokens: int,
+        stop: list[str],
+        on_done: Callable[[int, str], None] | None = None,
+    ) -> list[str]:
         """Greedy outputs, GENERATION_WIDTH prompts decoded together in a context of their
-        own (the verification context keeps its cached evidence)."""
+        own (the verification context keeps its cached evidence); ``on_done(i, text)`` as
+        each output is complete, in the order they end."""
         if self._generator is None:
             from factscore_local.lm.llama_parallel import ParallelGenerator
 
@@ -138,8 +147,13 @@ class LlamaCppLM(LocalLM):
                 self.llm, self.GENERATION_WIDTH, self.n_ctx, draft=self.GENERATION_DRAFT
             )
         ids = [self.prompt_ids(p) for p in prompts]
+
+        def done(i: int, new: list[int]) -> None:
+            if on_done is not None:
+                on_done(i, cut_at_stop(self._text(new), stop))
+
         out = []
-        for new in self._generator.run(ids, max_new_tokens, stop, self._text):
+        for new in self._generator.run(ids, max_new_tokens, stop, self._text, on_done=done):
             self.stats.generated_tokens += len(new)
             out.append(cut_at_stop(self._text(new), stop))
         return out

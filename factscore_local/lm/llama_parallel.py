@@ -6,7 +6,10 @@ On a CPU a single sequence's generation reads all the weights for every token; d
 tokens/s for the 1.5B model; on real prompts, whose outputs end at different lengths,
 1.1-1.4x, `docs/benchmarks/parallel-generation.md`). Prompts share
 their common prefix (the instruction and demonstrations), which is evaluated once into
-sequence 0 and copied to each slot; a slot that finishes takes the next prompt.
+sequence 0 and copied to each slot; a slot that finishes takes the next prompt. Prompts
+that share more than that (the decomposition's prompts that retrieved the same
+demonstration) share it too: the longer prefix is evaluated once into a group sequence and
+copied from there, so each prompt costs its own sentence and its new tokens.
 
 Greedy as ``create_completion(temperature=0, top_k=1)``: the argmax token, stopping at an
 end-of-generation token, at ``max_new_tokens``, once a stop string appears, or once a line
@@ -30,8 +33,8 @@ resumed run reuses them.
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,6 +53,23 @@ def lookup_draft(context: Sequence[int], size: int, longest: int = 3) -> list[in
             if context[i : i + n] == tail:
                 return context[i + n : i + n + size]
     return []
+
+
+GROUP_SEQUENCES = 8  # group prefixes held at once (least recently used one evicted)
+GROUP_MIN_TOKENS = 16  # a shorter extra prefix is evaluated with each prompt instead
+
+
+def group_lengths(prompts: Sequence[Sequence[int]], shared: int) -> list[int]:
+    """For each prompt, how many of its first tokens it shares with another prompt of the
+    list (at most its length - 1, so that one token is left to feed); ``shared`` where that
+    is less than ``GROUP_MIN_TOKENS`` beyond the prefix all prompts share."""
+    order = sorted(range(len(prompts)), key=lambda i: prompts[i])
+    best = [shared] * len(prompts)
+    for a, b in zip(order, order[1:], strict=False):
+        n = common_prefix(prompts[a], prompts[b])
+        for i in (a, b):
+            best[i] = max(best[i], min(n, len(prompts[i]) - 1))
+    return [g if g - shared >= GROUP_MIN_TOKENS else shared for g in best]
 
 
 @dataclass
@@ -92,7 +112,7 @@ class ParallelGenerator:
         self.steps = self.drafted = self.kept = 0
         params = type(llm.context_params).from_buffer_copy(llm.context_params)
         params.n_ctx = n_ctx
-        params.n_seq_max = width + 1
+        params.n_seq_max = width + 1 + GROUP_SEQUENCES
         params.kv_unified = True  # slots share one cache, sized by what they hold
         self.n_batch = int(params.n_batch)
         self.ctx = _internals.LlamaContext(model=llm._model, params=params, verbose=False)
@@ -101,6 +121,7 @@ class ParallelGenerator:
         self.vocab = llama_cpp.llama_model_get_vocab(llm._model.model)
         self.n_vocab = llm.n_vocab()
         self.prefix: list[int] = []  # what sequence 0 holds
+        self.groups: OrderedDict[tuple[int, ...], int] = OrderedDict()  # prefix -> sequence
 
     def close(self) -> None:
         if self.batch is not None:
@@ -141,10 +162,32 @@ class ParallelGenerator:
         if prefix == self.prefix:
             return
         self.lib.llama_memory_seq_rm(self.memory, 0, -1, -1)
+        for seq in self.groups.values():  # built on the old prefix
+            self.lib.llama_memory_seq_rm(self.memory, seq, -1, -1)
+        self.groups.clear()
         self.prefix = []
         if prefix:
             self._feed(prefix, 0, 0)
         self.prefix = prefix
+
+    def _group_sequence(self, ids: Sequence[int], length: int) -> int:
+        """The sequence that holds ``ids[:length]`` (built on sequence 0's prefix, evaluated
+        once; the least recently used group gives its sequence up when all are taken)."""
+        key = tuple(ids[:length])
+        if key in self.groups:
+            self.groups.move_to_end(key)
+            return self.groups[key]
+        if len(self.groups) < GROUP_SEQUENCES:
+            seq = self.width + 1 + len(self.groups)
+        else:
+            _, seq = self.groups.popitem(last=False)
+        self.lib.llama_memory_seq_rm(self.memory, seq, -1, -1)
+        p = len(self.prefix)
+        if p:
+            self.lib.llama_memory_seq_cp(self.memory, 0, seq, 0, p)
+        self._feed(ids[p:length], p, seq)
+        self.groups[key] = seq
+        return seq
 
     def run(
         self,
@@ -153,19 +196,25 @@ class ParallelGenerator:
         stop: Sequence[str],
         detokenize,
         stop_loops: bool = True,
+        on_done: Callable[[int, list[int]], None] | None = None,
     ) -> list[list[int]]:
         """The generated token ids of each prompt (token ids, BOS included where the model
         wants it); ``detokenize`` turns ids into text for the stop strings. ``stop_loops=False``
-        generates past a greedy loop (to measure what the loop stop saves)."""
+        generates past a greedy loop (to measure what the loop stop saves). ``on_done(i,
+        ids)`` is called as each prompt's output is complete (they end in any order)."""
         if not prompts:
             return []
         shared = min(len(p) for p in prompts) - 1  # every prompt keeps one token to feed
         for p in prompts[1:]:
             shared = min(shared, common_prefix(prompts[0], p))
         self._hold_prefix(list(prompts[0][: max(shared, 0)]))
-        # Each slot needs room for its suffix and its new tokens in the shared cache.
+        grouped = group_lengths(prompts, len(self.prefix))
+        # Each slot needs room for its suffix and its new tokens in the shared cache, and
+        # the group prefixes for theirs.
         room = max(len(p) - len(self.prefix) + max_new_tokens for p in prompts)
-        width = max(1, min(self.width, (self.n_ctx - len(self.prefix)) // max(room, 1)))
+        groups_room = GROUP_SEQUENCES * max(g - len(self.prefix) for g in grouped)
+        free = self.n_ctx - len(self.prefix) - groups_room
+        width = max(1, min(self.width, free // max(room, 1)))
         results: list[list[int]] = [[] for _ in prompts]
         queue = deque(range(len(prompts)))
         slots: dict[int, _Slot] = {}
@@ -185,6 +234,8 @@ class ParallelGenerator:
                 )
             if done:
                 results[slot.prompt] = slot.out
+                if on_done is not None:
+                    on_done(slot.prompt, slot.out)
                 del slots[seq]
                 pending.pop(seq, None)
                 self.lib.llama_memory_seq_rm(self.memory, seq, -1, -1)
@@ -215,11 +266,16 @@ class ParallelGenerator:
                 i = queue.popleft()
                 ids, p = prompts[i], len(self.prefix)
                 limit = min(max_new_tokens, self.n_ctx - len(ids) - 1)
-                if limit <= 0:
-                    continue  # no room to generate: an empty output
+                if limit <= 0:  # no room to generate: an empty output
+                    if on_done is not None:
+                        on_done(i, [])
+                    continue
+                source = 0
+                if grouped[i] > p:
+                    source, p = self._group_sequence(ids, grouped[i]), grouped[i]
                 self.lib.llama_memory_seq_rm(self.memory, seq, -1, -1)
                 if p:
-                    self.lib.llama_memory_seq_cp(self.memory, 0, seq, 0, p)
+                    self.lib.llama_memory_seq_cp(self.memory, source, seq, 0, p)
                 slots[seq] = _Slot(i, len(ids) - 1, limit=limit)
                 advance(seq, [self._feed(ids[p:], p, seq)], [])
             if not pending:

@@ -40,11 +40,10 @@ class CachedLM:
 
     def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
         keys = [self.generation_key(p, max_new_tokens, stop) for p in prompts]
-        # A result cached before generation stopped at greedy loops is cut as the backends
-        # cut theirs now (the same text either way).
-        return [
-            cut_loop(text)
-            for text in cached_batch(
+        if getattr(self.lm, "streams_generation", False):
+            texts = self._generate_streamed(keys, prompts, max_new_tokens, stop)
+        else:
+            texts = cached_batch(
                 self.cache,
                 "generate",
                 keys,
@@ -54,7 +53,40 @@ class CachedLM:
                 order=str,
                 progress=self.progress,
             )
-        ]
+        # A result cached before generation stopped at greedy loops is cut as the backends
+        # cut theirs now (the same text either way).
+        return [cut_loop(text) for text in texts]
+
+    def _generate_streamed(
+        self, keys: list[str], prompts: list[str], max_new_tokens: int, stop: list[str]
+    ) -> list[str]:
+        """The missing generations in one call to a backend that reports each output as it
+        ends (``on_done``), so its slots never wait for a slice's slowest prompt; outputs
+        are stored every SLICE_GENERATE completions, so a killed run loses fewer than that."""
+        found = {key: self.cache.get(key) for key in keys}
+        todo = list({key: i for i, key in enumerate(keys) if found[key] is None}.values())
+        self.progress.expect("generate", len(found))
+        self.progress.done("generate", len(found) - len(todo), computed=False)
+        todo.sort(key=lambda i: prompts[i])  # neighbours share their demonstrations
+        fresh: dict[str, str] = {}
+
+        def store() -> None:
+            self.cache.put_many("generate", fresh)
+            found.update(fresh)
+            self.progress.done("generate", len(fresh))
+            fresh.clear()
+
+        def done(j: int, text: str) -> None:
+            fresh[keys[todo[j]]] = text
+            if len(fresh) >= SLICE_GENERATE:
+                store()
+
+        try:
+            if todo:
+                self.lm.generate([prompts[i] for i in todo], max_new_tokens, stop, on_done=done)
+        finally:
+            store()
+        return [found[key] for key in keys]
 
     def true_false(
         self, prompts: list[str], prefixes: list[str] | None = None

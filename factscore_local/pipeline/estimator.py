@@ -83,9 +83,19 @@ class Estimator:
     def lm(self):
         return self.components.lm.get()
 
-    # --- one chunk of bios ----------------------------------------------------------------
+    # --- chunks of bios ------------------------------------------------------------------
     def evaluate_chunk(self, bios: Sequence[Bio]) -> list[BioRow]:
-        work = [_Work(bio, error=bio.error) for bio in bios]
+        """The rows of one chunk: its bios decided together."""
+        return self.evaluate_chunks([bios])[0]
+
+    def evaluate_chunks(self, chunks: Sequence[Sequence[Bio]]) -> list[list[BioRow]]:
+        """The rows of several chunks, each decided as :meth:`evaluate_chunk` decides it
+        alone, with the model work of all of them scheduled together: every sentence of
+        every bio in one generation call, every fact in one verification call (a GPU or a
+        server sees all their prompts at once; on a CPU the generation slots stay full)."""
+        units = [[_Work(bio, error=bio.error) for bio in chunk] for chunk in chunks]
+        work = [w for unit in units for w in unit]
+        unit_of = {id(w): self._group(unit[0]) for unit in units for w in unit}
         ready = [w for w in work if not w.error and self._resolve(w)]
         self._collect_facts(ready)
         if self.config.validate:
@@ -99,9 +109,14 @@ class Estimator:
         # the bio's place in the input, not by its chunk); its human facts use the model
         # facts' blocks without changing them (tier 1), so validating changes no estimate.
         results = self.verify(
-            [FactQuery(w.title, w.bio.topic, a, self._group(w), 0, s) for w, s, a in model_items]
+            [
+                FactQuery(w.title, w.bio.topic, a, self._group(w), 0, s, unit_of[id(w)])
+                for w, s, a in model_items
+            ]
             + [
-                FactQuery(w.title, w.bio.topic, f.text, self._group(w), 1, f.sentence)
+                FactQuery(
+                    w.title, w.bio.topic, f.text, self._group(w), 1, f.sentence, unit_of[id(w)]
+                )
                 for w, f in human_items
             ]
         )
@@ -110,7 +125,7 @@ class Estimator:
             w.decisions.append(replace(result, sentence=w.written.get(sentence, sentence)))
         for (w, fact), result in zip(human_items, results[len(model_items) :], strict=True):
             w.human_decisions.append(replace(result, label=fact.label))
-        return [self._row(w) for w in work]
+        return [[self._row(w) for w in unit] for unit in units]
 
     @staticmethod
     def _group(w: _Work) -> str:
@@ -250,41 +265,53 @@ class Estimator:
         ]
         return conflict_detail(atom, kind, passages)
 
-    def _evaluate_safely(self, bios: Sequence[Bio]) -> list[BioRow]:
-        """evaluate_chunk, where a bio that makes a model call fail (a prompt the LM cannot
+    def _evaluate_safely(self, chunks: Sequence[Sequence[Bio]]) -> list[BioRow]:
+        """evaluate_chunks, where a bio that makes a model call fail (a prompt the LM cannot
         take, say) is reported in its own row and the others are scored."""
         try:
-            return self.evaluate_chunk(bios)
+            return [row for rows in self.evaluate_chunks(chunks) for row in rows]
         except (ValueError, RuntimeError) as exc:
+            if len(chunks) > 1:
+                return [row for chunk in chunks for row in self._evaluate_safely([chunk])]
+            bios = chunks[0]
             if len(bios) > 1:
-                return [row for bio in bios for row in self._evaluate_safely([bio])]
+                return [row for bio in bios for row in self._evaluate_safely([[bio]])]
             bio = bios[0]
             message = f"could not be evaluated: {type(exc).__name__}: {exc}"
             return [BioRow(bio.line, bio.topic, bio.source, error=message, category=bio.category)]
 
     # --- a whole input ------------------------------------------------------------------------
     def run(
-        self, bios: Sequence[Bio], out_path: Path | None, progress: bool = True
+        self,
+        bios: Sequence[Bio],
+        out_path: Path | None,
+        progress: bool = True,
+        batch_bios: int | None = None,
     ) -> list[BioRow]:
-        """Evaluates bios chunk by chunk, writing a line per bio as it goes; returns the rows."""
+        """Evaluates bios chunk by chunk, the chunks of ``batch_bios`` bios (default: the
+        config's) scheduled together, writing a line per bio as each batch ends; returns
+        the rows (the same whatever the batch: each chunk is decided on its own)."""
         import json
 
         from tqdm import tqdm
 
+        size = self.config.chunk_bios
+        per_batch = max(1, (batch_bios or self.config.batch_bios) // size)
+        chunks = [bios[start : start + size] for start in range(0, len(bios), size)]
         rows: list[BioRow] = []
         handle = out_path.open("w", encoding="utf-8") if out_path else None
         bar = tqdm(total=len(bios), unit=" bios", desc="eval", disable=not progress)
         self.components.progress.attach(bar if progress else None)
         try:
-            for start in range(0, len(bios), self.config.chunk_bios):
-                chunk = bios[start : start + self.config.chunk_bios]
-                for row in self._evaluate_safely(chunk):
+            for start in range(0, len(chunks), per_batch):
+                batch = chunks[start : start + per_batch]
+                for row in self._evaluate_safely(batch):
                     rows.append(row)
                     if handle:
                         handle.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
                 if handle:
                     handle.flush()
-                bar.update(len(chunk))
+                bar.update(sum(map(len, batch)))
         finally:
             self.components.progress.attach(None)
             bar.close()

@@ -149,13 +149,14 @@ class ResultCache:
         partial.replace(out)
         return len(rows)
 
-    def import_file(self, path: Path) -> tuple[int, int]:
-        """Adds the results of an exported file that are not stored yet (stored ones win).
-        Returns (added, already present). A file cut short or not an export is refused
-        before anything is added."""
+    def import_file(self, path: Path, skip_kinds: Sequence[str] = ()) -> tuple[int, int]:
+        """Adds the results of an exported file that are not stored yet (stored ones win),
+        leaving out those of ``skip_kinds`` (e.g. "generate", so that a run makes its own
+        generations and reuses the rest). Returns (added, already present). A file cut
+        short or not an export is refused before anything is added."""
         if self.conn is None:
             raise ValueError("importing needs a cache file (--cache)")
-        rows = read_export(path)
+        rows = [row for row in read_export(path) if row[1] not in skip_kinds]
         with self._lock:
             before = self.conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
             self.conn.executemany(

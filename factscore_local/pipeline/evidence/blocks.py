@@ -18,9 +18,9 @@ bios are in the run, so all the bios of a topic (every subject LM, model and hum
 share them, and a fact's decision is the same whatever else is evaluated with it.
 
 ``auto``: per page, whichever of ``shared`` and ``page`` evaluates fewer evidence tokens
-for the facts of the run (the distinct blocks' lengths summed). Many facts on a page (a
-long bio, or the bios of several subject LMs) read its segments once; a few facts on a
-long page read only the union of their own passages.
+for the facts decided together (a chunk of bios; the distinct blocks' lengths summed).
+Many facts on a page (a long bio, or the bios of several subject LMs) read its segments
+once; a few facts on a long page read only the union of their own passages.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-EVIDENCE_MODES = ("per-fact", "shared", "page", "auto")
+from factscore_local.pipeline.evidence.choices import EVIDENCE_MODES
+
+__all__ = ["EVIDENCE_MODES", "cheaper_per_page", "page_blocks", "page_segments", "shared_blocks"]
 
 
 @dataclass
@@ -128,20 +130,21 @@ def page_blocks(
 
 
 def cheaper_per_page(
-    titles: Sequence[str],
+    titles: Sequence[Hashable],
     shared: Sequence[tuple],
     paged: Sequence[tuple],
     token_len: Callable[[object], int],
 ) -> list[tuple]:
-    """For each fact, its shared block or its page segment: per page, the kind whose
-    distinct blocks hold fewer tokens in all (a tie goes to the page segments, whose
+    """For each fact, its shared block or its page segment: per page (``titles[i]``: fact
+    i's page, or any key that names the page and the facts deciding together), the kind
+    whose distinct blocks hold fewer tokens in all (a tie goes to the page segments, whose
     decisions do not depend on the other facts)."""
-    cost: dict[str, list[int]] = {}
+    cost: dict[Hashable, list[int]] = {}
     seen: set = set()
     for title, block_s, block_p in zip(titles, shared, paged, strict=True):
         totals = cost.setdefault(title, [0, 0])
         for kind, block in enumerate((block_s, block_p)):
-            key = (kind, tuple(p.passage_id for p in block))
+            key = (title, kind, tuple(p.passage_id for p in block))
             if key not in seen:
                 seen.add(key)
                 totals[kind] += sum(token_len(p) for p in block)

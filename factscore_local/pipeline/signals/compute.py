@@ -62,6 +62,10 @@ class FactQuery(NamedTuple):
     group: str = ""  # facts of one group share blocks in the shared-evidence mode
     tier: int = 0  # 1: uses its group's blocks without growing them (a labeled bio's human facts)
     sentence: str = ""  # the sentence the fact was taken from ("" when unknown)
+    # The facts decided together (a chunk of bios): in the auto evidence mode each unit
+    # chooses a page's kind of block by its own facts, so that verifying many units in one
+    # call decides each of them as a call of its own would.
+    unit: str = ""
 
 
 @dataclass
@@ -229,7 +233,8 @@ def _judged_on(
             config.evidence_budget,
         )
         if config.evidence == "auto":
-            segments = cheaper_per_page(titles, [blocks[i] for i in on_page], segments, token_len)
+            pages = [(queries[i].title, queries[i].unit) for i in on_page]
+            segments = cheaper_per_page(pages, [blocks[i] for i in on_page], segments, token_len)
         for i, segment in zip(on_page, segments, strict=True):
             blocks[i] = segment
     return blocks

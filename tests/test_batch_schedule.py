@@ -1,0 +1,112 @@
+"""Bios scheduled together (``--batch-bios``): the model sees the prompts of many bios at
+once, and every bio is still decided as a run bio by bio decides it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from factscore_local.config import EvalConfig
+from factscore_local.lm.llama_parallel import GROUP_MIN_TOKENS, group_lengths
+from factscore_local.model_store import SMALL_LM, installed_path
+from factscore_local.pipeline.estimator import Estimator
+from factscore_local.pipeline.evidence.blocks import cheaper_per_page
+from factscore_local.pipeline.records.inputs import read_bios
+from tests.conftest import SHARED, require
+
+LABELED = SHARED / "factscore" / "labeled-dev"
+
+
+def test_prompts_that_share_more_than_the_common_prefix_form_groups():
+    common = list(range(100))
+    demo_a, demo_b = list(range(200, 240)), list(range(300, 340))
+    prompts = [
+        common + demo_a + [1, 2, 3],
+        common + demo_b + [4, 5],
+        common + demo_a + [6, 7, 8, 9],
+        common + list(range(400, 400 + GROUP_MIN_TOKENS - 1)) + [1],  # too short a share
+    ]
+    # The fourth shares only the common prefix (plus fewer than GROUP_MIN_TOKENS tokens
+    # with nobody); the second shares its demonstration with no other prompt.
+    assert group_lengths(prompts, len(common)) == [140, 100, 140, 100]
+    # A prompt never gives its last token to a group: one is left to feed.
+    assert group_lengths([common + demo_a, common + demo_a + [5]], 100) == [139, 140]
+
+
+@dataclass(frozen=True)
+class _Passage:
+    passage_id: int
+    idx: int
+
+
+def test_the_auto_mode_chooses_a_pages_blocks_by_the_facts_of_each_unit():
+    """Two units of facts on one page: the first has many facts spread over the page (its
+    segments are cheaper than the union of their passages), the second one fact. Keyed by
+    (page, unit), each chooses alone; keyed by the page, the second would take the first's
+    choice."""
+    page = [_Passage(i, i) for i in range(6)]
+    segments = [tuple(page[:3]), tuple(page[3:])]
+    union_a = tuple(page)  # the many facts' shared block: the whole page, read once
+    facts = [("P", "a", union_a, segments[0]), ("P", "a", union_a, segments[1])] * 3
+    facts.append(("P", "b", (page[0],), segments[0]))
+
+    def token_len(p) -> int:
+        return 100
+
+    by_unit = cheaper_per_page(
+        [(t, u) for t, u, _, _ in facts], [s for *_, s, _ in facts],
+        [p for *_, p in facts], token_len,
+    )  # fmt: skip
+    assert by_unit[:6] == [p for *_, p in facts][:6]  # page segments: 600 tokens, not 600+
+    assert by_unit[6] == (page[0],)  # one fact: its own passage (100 against 300 tokens)
+    by_page = cheaper_per_page(
+        [t for t, *_ in facts], [s for *_, s, _ in facts], [p for *_, p in facts], token_len
+    )
+    assert by_page[6] == segments[0]
+
+
+def _bios_of_two_topics():
+    chatgpt = list(read_bios(require(LABELED / "ChatGPT.jsonl")))
+    topics = [b.topic for b in chatgpt[:2]]
+    bios = []
+    for subject in ("InstructGPT", "ChatGPT", "PerplexityAI"):
+        by_topic = {b.topic: b for b in read_bios(require(LABELED / f"{subject}.jsonl"))}
+        bios += [by_topic[t] for t in topics if t in by_topic]
+    return bios
+
+
+@pytest.mark.slow
+def test_bios_scheduled_together_give_the_rows_of_a_run_bio_by_bio(db_index, tmp_path):
+    """Six raw-text bios of two topics (three subjects each, so that a page's auto choice
+    differs between one bio and all six), validated: one run bio by bio, then one with all
+    six scheduled together on a copy of its cache. The batched run decomposes and verifies
+    in one call each, asks for no model result the first run did not compute (every prompt
+    is the same), and writes the same rows."""
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    bios = _bios_of_two_topics()
+    assert len(bios) == 6
+
+    def run(cache: Path, batch: int) -> tuple[list[dict], int, object]:
+        config = EvalConfig(index=db_index, lm=SMALL_LM, cache=cache, batch_bios=batch)
+        estimator = Estimator(config)
+        calls = []
+        verify = estimator.verify
+        estimator.verify = lambda queries: calls.append(len(queries)) or verify(queries)
+        rows = estimator.run(bios, tmp_path / f"rows-{batch}.jsonl", progress=False)
+        return [row.to_json() for row in rows], len(calls), estimator.lm().lm.stats
+
+    alone, alone_calls, _ = run(tmp_path / "alone.db", 1)
+    shutil.copy(tmp_path / "alone.db", tmp_path / "together.db")
+    together, together_calls, stats = run(tmp_path / "together.db", 6)
+
+    assert alone_calls == 6 and together_calls == 1
+    assert stats.generated_tokens == 0 and stats.evaluated_tokens == 0  # all from the cache
+    assert sum(len(r.get("decisions") or []) for r in alone) > 30
+    assert json.dumps(together, sort_keys=True) == json.dumps(alone, sort_keys=True)
+    written = (tmp_path / "rows-6.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in written] == together
