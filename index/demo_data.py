@@ -50,3 +50,20 @@ def find_dump(name: str = EXCERPT, download: bool = True) -> Path:
             data = zf.read(f"gensim/test/test_data/{member}")
             (cached.parent / member).write_bytes(data)
     return cached
+
+
+def build_demo_index(out: Path, progress: bool = True, dump: Path | None = None) -> dict:
+    """Builds (or resumes) the demo's index at ``out`` as ``fscore demo`` does: the dump
+    excerpt's pages with BM25, and dense vectors of the pages' leads only (the demo's dense
+    search ranks pages; a page's other passages are embedded on first use). Returns the
+    index's manifest.
+
+    Example:
+        >>> build_demo_index(Path("demo-index"))["counts"]["pages"]  # doctest: +SKIP
+        106
+    """
+    from factscore_local.index.builder import BuildOptions, build_index
+
+    source = find_dump() if dump is None else dump
+    return build_index(BuildOptions(source=source, out=Path(out), dense_leads=True,
+                                    progress=progress))  # fmt: skip

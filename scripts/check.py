@@ -7,15 +7,17 @@ and compare every figure with its results file.
 
 A results file whose ``replay`` is false (a timing, a run of hours) is listed as "recorded,
 not re-run". One with a ``replay`` entry is run again as ``python -m <module> <argv>``, its
-``{index}`` and ``{tmp}`` placeholders filled in (``{index}``: ``--index``, built from the
-dev pages with BM25 when absent); with ``replay.cached`` the run must also compute nothing
-(every model result comes from the committed cache). Prints OK or FAIL per figure; exits 1
-on any FAIL.
+``{index}``, ``{demo_index}`` and ``{tmp}`` placeholders filled in (``{index}``: ``--index``,
+built from the dev pages with BM25 when absent; ``{demo_index}``: ``--demo-index``, built
+from the demo's dump excerpt as ``fscore demo`` builds it, when absent and a replay names
+it); with ``replay.cached`` the run must also compute nothing (every model result comes
+from the committed cache). Prints OK or FAIL per figure; exits 1 on any FAIL.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import subprocess
 import sys
@@ -24,10 +26,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from scripts.blas import replay_env
 from scripts.common import BENCH_OUT, RESULTS, ROOT, add_data_option, data_root, read_results
 from scripts.replay import scratch_argv
 
 DEV_DB = Path("enwiki-20230401", "enwiki-20230401-dev.db")  # under the data root
+DEMO_INDEX = BENCH_OUT / "demo-index"  # the demo's index, as ``fscore demo`` builds it
 
 
 @dataclass(frozen=True)
@@ -92,30 +96,66 @@ def dev_index(index: Path, data: Path) -> Path:
     return index
 
 
-def replay_argv(record: dict, index: Path, tmp: Path) -> list[str]:
-    """The replay's arguments with their placeholders filled in."""
+def demo_index(index: Path) -> Path:
+    """The demo's index: ``index`` when it exists, else built there as ``fscore demo``
+    builds it (``build_demo_index``: the dump excerpt of the shared data, else of the
+    gensim wheel; BM25, and the pages' leads embedded), so that the replayed prompts hold
+    the demo's passages and find their committed model results."""
+    manifest = index / "manifest.json"
+    if manifest.exists() and json.loads(manifest.read_text("utf-8")).get("complete"):
+        return index
+    from factscore_local.index.demo_data import build_demo_index
+
+    print(f"building {index} from the demo's dump excerpt", file=sys.stderr, flush=True)
+    try:  # (an interrupted build resumes)
+        build_demo_index(index, progress=False)
+    except Exception as exc:  # no dump excerpt, no embedder, ...: this record fails
+        raise RuntimeError(f"cannot build the demo index {index}: {exc}") from exc
+    return index
+
+
+def needs_demo_index(record: dict) -> bool:
+    """Whether a record's replay names the demo's index."""
+    return any("{demo_index}" in arg for arg in scratch_argv(record["replay"]["argv"]))
+
+
+def replay_argv(record: dict, index: Path, tmp: Path, demo: Path | None = None) -> list[str]:
+    """The replay's arguments with their placeholders filled in (``{demo_index}`` with
+    ``demo``, which a replay naming it needs)."""
     fill = {"{index}": str(index), "{tmp}": str(tmp)}
+    if demo is not None:
+        fill["{demo_index}"] = str(demo)
     out = []
     # The current rule applied again (it keeps placeholders): a record written before an
     # option got its placeholder (--ship) still replays into scratch.
     for arg in scratch_argv(record["replay"]["argv"]):
         for key, value in fill.items():
             arg = arg.replace(key, value)
+        if "{demo_index}" in arg:
+            raise ValueError(f"{record.get('name', 'a record')}: its replay needs the demo index")
         out.append(arg)
     return out
 
 
-def replay(record: dict, index: Path, data: Path, verbose: bool) -> tuple[dict, float]:
-    """Runs a results file's replay in a fresh process; returns its new results and the
-    wall seconds."""
+def replay(
+    record: dict, index: Path, data: Path, verbose: bool, demo: Path = DEMO_INDEX
+) -> tuple[dict, float]:
+    """Runs a results file's replay in a fresh process (building the demo index at ``demo``
+    first when the replay names it and it is absent); returns its new results and the wall
+    seconds."""
+    demo = demo_index(demo) if needs_demo_index(record) else None
     with tempfile.TemporaryDirectory(prefix="fscore-check-") as folder:
         tmp = Path(folder)
         out = tmp / "results.json"
-        argv = [*replay_argv(record, index, tmp), "--data", str(data), "--results-out", str(out)]
+        argv = [*replay_argv(record, index, tmp, demo), "--data", str(data),
+                "--results-out", str(out)]  # fmt: skip
         command = [sys.executable, "-m", record["module"], *argv]
         print(f"# {record['name']}: {' '.join(command[1:])}", flush=True)
         start = time.perf_counter()
-        done = subprocess.run(command, cwd=ROOT, capture_output=not verbose, text=True)
+        # Under the OpenBLAS kernel and threads the record ran with: a head fitted with
+        # other ones ends with other weights (scripts/blas.py).
+        done = subprocess.run(command, cwd=ROOT, capture_output=not verbose, text=True,
+                              env=replay_env(record))  # fmt: skip
         seconds = time.perf_counter() - start
         if done.returncode != 0 or not out.exists():
             tail = (done.stderr or "")[-3000:] if not verbose else ""
@@ -123,9 +163,11 @@ def replay(record: dict, index: Path, data: Path, verbose: bool) -> tuple[dict, 
         return read_results(out), seconds
 
 
-def check(record: dict, index: Path, data: Path, verbose: bool = False) -> bool:
+def check(
+    record: dict, index: Path, data: Path, verbose: bool = False, demo: Path = DEMO_INDEX
+) -> bool:
     """Replays one results file and prints a verdict per figure; True when all agree."""
-    got, seconds = replay(record, index, data, verbose)
+    got, seconds = replay(record, index, data, verbose, demo)
     verdicts = compare(record["figures"], got["figures"], record.get("tolerance", 0.0))
     if record["replay"].get("cached"):
         # Everything from the committed cache: the run added no model result.
@@ -165,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     add_data_option(ap)
     ap.add_argument("--index", type=Path, default=BENCH_OUT / "dev-index",
                     help="index of the dev pages (built here when absent)")  # fmt: skip
+    ap.add_argument("--demo-index", type=Path, default=DEMO_INDEX,
+                    help="index of the demo's dump excerpt (built here when absent and a "
+                    "replay needs it)")  # fmt: skip
     ap.add_argument("--list", action="store_true", help="list the results files and stop")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="print every figure and the runs' progress")  # fmt: skip
@@ -180,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         data = data_root(args.data)
         try:
-            ok &= check(record, dev_index(args.index, data), data, args.verbose)
+            ok &= check(record, dev_index(args.index, data), data, args.verbose, args.demo_index)
         except RuntimeError as exc:
             print(f"FAIL {exc}")
             ok = False

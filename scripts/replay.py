@@ -6,7 +6,8 @@ from __future__ import annotations
 
 # Options a replay sets itself: a path option -> its placeholder ("" drops the option).
 # A replay writes into scratch only: never the committed results, caches or shipped heads.
-REPLAY_PATHS = {"--index": "{index}", "--cache": "{tmp}/cache.db", "--out": "{tmp}/out.json",
+REPLAY_PATHS = {"--index": "{index}", "--demo-index": "{demo_index}",
+                "--cache": "{tmp}/cache.db", "--out": "{tmp}/out.json",
                 "--ship": "{tmp}/head.npz", "--rows": "", "--data": "", "--results": "",
                 "--results-out": "", "--export": ""}  # fmt: skip
 

@@ -12,7 +12,8 @@ A suite file (TOML) holds ``title``, ``about``, ``template`` (a command line wit
 ``{condition}`` and ``{slice}``), ``conditions`` and ``slices`` (name: options), ``seeds``
 (name: the committed caches, globs allowed, given to a cell's ``{seeds}`` as
 ``--seed-cache`` options) and ``cells`` (a condition, a slice, a seed set and the record).
-``{index}`` is the dev index and ``{tmp}`` a scratch folder when a command runs. A cell's
+``{index}`` is the dev index, ``{demo_index}`` the demo's (built as the checker builds
+it) and ``{tmp}`` a scratch folder when a command runs. A cell's
 command is its record's (``tests/test_suites.py`` checks it, options in any order, scratch
 paths as the checker sets them). ``run`` runs a cell's command; where its record replays,
 with ``--data`` and ``--results-out`` added, and its figures are compared as the checker
@@ -167,8 +168,16 @@ def same_run(argv: list[str]) -> list[tuple[str, ...]]:
     return sorted(tuple(g) for g in groups if g)
 
 
-def filled(argv: list[str], index: Path, tmp: Path) -> list[str]:
-    return [a.replace("{index}", str(index)).replace("{tmp}", str(tmp)) for a in argv]
+def filled(argv: list[str], index: Path, tmp: Path, demo: Path | None = None) -> list[str]:
+    """The arguments with the dev index, the demo's index (when given) and the scratch
+    folder in their placeholders."""
+    fill = {"{index}": index, "{tmp}": tmp, **({"{demo_index}": demo} if demo else {})}
+    out = []
+    for arg in argv:
+        for key, value in fill.items():
+            arg = arg.replace(key, str(value))
+        out.append(arg)
+    return out
 
 
 def cells_of(suite: Suite, records: list[str]) -> list[Cell]:
@@ -192,13 +201,14 @@ def list_suites(names: list[str]) -> None:
 
 def run_cell(suite: Suite, cell: Cell, index: Path, data: Path | None) -> bool:
     """Runs one cell's command; compares its figures with its record where it replays."""
-    from scripts.check import compare
+    from scripts.check import DEMO_INDEX, compare, demo_index
 
     module, argv = module_argv(suite.command(cell))
     record = record_of(cell.record)
+    demo = demo_index(DEMO_INDEX) if any("{demo_index}" in a for a in argv) else None
     with tempfile.TemporaryDirectory(prefix="fscore-suite-") as folder:
         tmp = Path(folder)
-        argv = filled(argv, index, tmp)
+        argv = filled(argv, index, tmp, demo)
         out = tmp / "results.json"
         if record.get("replay"):
             argv += [*(["--data", str(data)] if data else []), "--results-out", str(out)]
@@ -263,10 +273,14 @@ def main(argv: list[str] | None = None) -> int:
     suite = suite_named(args.suites[0])
     cells = cells_of(suite, args.cell)
     if args.action == "dry-run":
+        from scripts.check import DEMO_INDEX
+
         for cell in cells:
             print(f"# {cell.record}: {cell.condition} × {cell.slice}")
             index = args.index.relative_to(ROOT) if args.index.is_relative_to(ROOT) else args.index
-            print(suite.command(cell).replace("{index}", str(index)))
+            demo = DEMO_INDEX.relative_to(ROOT)
+            print(suite.command(cell).replace("{index}", str(index))
+                  .replace("{demo_index}", str(demo)))  # fmt: skip
         return 0
     from scripts.check import dev_index
 

@@ -121,6 +121,56 @@ def test_replay_spec_fills_scratch_paths():
         "--seed-cache", "a.jsonl.gz", "--ship", "/t/head.npz"]  # fmt: skip
 
 
+def test_replay_fills_the_demo_index(tmp_path, capsys, monkeypatch):
+    """A run given the demo's index replays with ``{demo_index}``, which the checker fills
+    with the demo index it builds once as ``fscore demo`` does (the build faked here) and
+    then reuses; a record that names no demo index builds none."""
+    import subprocess
+
+    from factscore_local.index import demo_data
+
+    spec = replay.replay_spec(["--demo-index", "demo-index", "--seed-cache", "a.jsonl.gz"])
+    assert spec["argv"] == ["--demo-index", "{demo_index}", "--seed-cache", "a.jsonl.gz"]
+    old = {"name": "old", "replay": {"argv": ["--demo-index", "demo-index"]}}  # placeholder-less
+    assert check.needs_demo_index(old)
+    assert check.replay_argv(old, Path("ix"), Path("/t"), Path("demo")) == ["--demo-index", "demo"]
+    with pytest.raises(ValueError, match="needs the demo index"):
+        check.replay_argv(old, Path("ix"), Path("/t"))
+    assert not check.needs_demo_index({"replay": {"argv": ["--index", "{index}"]}})
+
+    built = []
+
+    def fake_build(out, progress=True, dump=None):
+        built.append(Path(out))
+        Path(out).mkdir(parents=True)
+        (Path(out) / "manifest.json").write_text(json.dumps({"complete": True}))
+        return {}
+
+    monkeypatch.setattr(demo_data, "build_demo_index", fake_build)
+    commands = []
+
+    def fake_run(command, **kwargs):
+        commands.append(command)
+        out = Path(command[command.index("--results-out") + 1])
+        record = {**fragments_record({"n": 1}), "computed": 0}
+        out.write_text(json.dumps(record))
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(check.subprocess, "run", fake_run)
+    record = {**fragments_record({"n": 1})}
+    record["replay"] = {"argv": ["--demo-index", "{demo_index}", "--index", "{index}"],
+                        "cached": True}  # fmt: skip
+    demo = tmp_path / "demo-index"
+    for _ in range(2):
+        assert check.check(record, tmp_path / "dev", tmp_path, demo=demo)
+    assert built == [demo]  # built once, then found
+    assert all(c[c.index("--demo-index") + 1] == str(demo) for c in commands)
+    assert "OK fragments-instructgpt: 2 of 2 figures" in capsys.readouterr().out
+    plain = fragments_record({"n": 1})
+    assert check.check(plain, tmp_path / "dev", tmp_path, demo=tmp_path / "unused")
+    assert built == [demo] and not (tmp_path / "unused").exists()
+
+
 def test_check_reruns_a_benchmark_ok_then_fail(tmp_path, capsys, monkeypatch):
     """A real rerun (no model): the fragment counts of InstructGPT's dev file reproduce the
     recorded ones; a figure recorded wrong fails."""
@@ -172,6 +222,19 @@ def test_docs_pages_are_generated(tmp_path):
     assert {f"{p.stem}.md" for p in RESULTS} | {"index.md", "headline.md"} <= written
     headline = (tmp_path / "headline.md").read_text()
     assert "| ChatGPT |" in headline and "F1, paper" in headline
+
+
+# The README's tables and its probe (issue 65): each is replayed, from the committed caches.
+FIGURES_OF_RECORD = ("tables-98", "raw-text-98", "counterfactual-98", "counterfactual-98-stated")
+
+
+@pytest.mark.parametrize("name", FIGURES_OF_RECORD)
+def test_the_figures_of_record_replay_from_the_committed_caches(name):
+    record = common.read_results(common.RESULTS / f"{name}.json")
+    assert record["replay"] and record["replay"]["cached"], record.get("recorded_because")
+    argv = record["replay"]["argv"]
+    seeds = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--seed-cache"]
+    assert seeds and all((common.ROOT / seed).is_file() for seed in seeds)
 
 
 @pytest.mark.slow

@@ -24,15 +24,14 @@ from factscore_local.data import data_file
 def demo_cmd(out, lm) -> None:
     """Build an index from the embedded dump excerpt, look a page up, and estimate
     FActScore of the project's demo bios (data/demo_bios.jsonl)."""
-    from factscore_local.api import build_index, evaluate, read_generations
-    from factscore_local.index.demo_data import find_dump
+    from factscore_local.api import evaluate, read_generations
+    from factscore_local.index.demo_data import build_demo_index, find_dump
     from factscore_local.index.reader import KnowledgeSource
 
     dump = find_dump()
     click.echo(f"demo: building {out} from {dump.name}")
-    # Vectors of the pages' leads only: the dense search below ranks pages, and a newcomer
-    # need not wait for all ~2,500 passages (eval embeds a page's others on first use).
-    manifest = build_index(dump, out, dense_leads=True)
+    # (dense vectors of the pages' leads only: a newcomer need not wait for all ~2,500)
+    manifest = build_demo_index(out, dump=dump)
     counts = manifest["counts"]
     click.echo(
         f"demo: {counts['pages']} pages, {counts['redirects']} redirects, "
