@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.pipeline.records.inputs import Bio, read_bios
+from scripts.blas import blas
 from scripts.replay import replay_spec
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout
@@ -194,7 +195,8 @@ def gpu_name() -> str | None:
 
 
 def machine() -> dict:
-    """Cores, CPU model, GPU (if any), Python and the load when asked."""
+    """Cores, CPU model, GPU (if any), Python, the load when asked, and OpenBLAS's kernel
+    and threads (``scripts/blas.py``: a replay runs under them)."""
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     return {
         "cores": os.cpu_count(),
@@ -203,6 +205,7 @@ def machine() -> dict:
         "gpu": gpu_name(),
         "python": platform.python_version(),
         "loadavg_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+        "blas": blas(),
     }
 
 
