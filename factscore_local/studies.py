@@ -116,9 +116,9 @@ def decomposer(config: EvalConfig, lm):
 def own_passages(queries: list[FactQuery], parts: Components, k: int, method: str) -> list:
     """Each fact's own top-k hits: within its page (query: topic and fact), or over the
     whole index for a fact without a page; ``method`` is the retrieval (bm25, dense)."""
-    from factscore_local.pipeline.signals.compute import _own_passages
+    from factscore_local.pipeline.signals import passes
 
-    return _own_passages(queries, parts, k, method)
+    return passes.own_passages(queries, parts, k, method)
 
 
 def judged_on(
@@ -131,6 +131,6 @@ def judged_on(
     """The passages each fact is judged against under ``config.evidence`` (a shared block,
     a segment of its page, or None for its own hits), from its own hits
     (:func:`own_passages`); ``token_len`` counts a passage's tokens."""
-    from factscore_local.pipeline.signals.compute import _judged_on
+    from factscore_local.pipeline.signals import passes
 
-    return _judged_on(queries, hits, parts, config, token_len)
+    return passes.judged_on(queries, hits, parts, config, token_len)

@@ -1,11 +1,13 @@
 """What a rule can read of a fact: named features over the signal values.
 
-The signal providers (``pipeline/signals/``) write per-fact *values* under fixed keys
-(``VALUE_KEYS``): the margin, NP, the coverage, one flag per slot-check outcome, the rival
-lead, the state head's score and the random draw. A *feature* is a named function of those
-values; a rule (``rules.py``, declared in ``data/rules.json``) weighs features and vetoes
-on them by name, and its fitted weights are stored by the same names, so reordering or
-renaming a feature cannot silently change a shipped rule.
+The signal providers (``pipeline/signals/providers.py``) write per-fact *values* under
+the keys declared here (``SIGNAL_KEYS``; ``VALUE_KEYS`` the built-in ones): the margin, NP,
+the coverage, one flag per slot-check outcome, the rival lead, the state head's score and
+the random draw; a provider of a new signal declares its keys (``declare_signal``). A
+*feature* is a named function of those values; a rule (``rules.py``, declared in
+``data/rules.json``) weighs features and vetoes on them by name, and its fitted weights are
+stored by the same names, so reordering or renaming a feature cannot silently change a
+shipped rule.
 """
 
 from __future__ import annotations
@@ -30,8 +32,30 @@ SIGNAL_KEYS: dict[str, tuple[str, ...]] = {
     "head": ("head",),
     "draw": ("draw",),
 }
-SIGNALS = tuple(SIGNAL_KEYS)
+SIGNALS = tuple(SIGNAL_KEYS)  # the built-in signals (a provider may declare more)
 VALUE_KEYS = tuple(key for keys in SIGNAL_KEYS.values() for key in keys)
+
+
+def declare_signal(name: str, keys: tuple[str, ...]) -> None:
+    """Declares the value keys a signal's provider writes (``signals/providers.py:
+    register``): a new signal's keys join those the rows record and the rules read; a
+    known signal must write exactly its declared keys."""
+    known = SIGNAL_KEYS.get(name)
+    if known is not None and tuple(keys) != known:
+        raise ValueError(f"signal {name!r} writes {', '.join(known)}; a provider of it "
+                         f"declared {', '.join(keys)}")  # fmt: skip
+    taken = {k for signal, ks in SIGNAL_KEYS.items() if signal != name for k in ks}
+    if taken & set(keys):
+        raise ValueError(f"signal {name!r}: value key(s) {sorted(taken & set(keys))} are "
+                         "another signal's")  # fmt: skip
+    SIGNAL_KEYS[name] = tuple(keys)
+
+
+def value_keys() -> tuple[str, ...]:
+    """Every value key a row may carry, in the order a row writes them: ``VALUE_KEYS``,
+    then those of signals declared since (``declare_signal``)."""
+    return tuple(key for keys in SIGNAL_KEYS.values() for key in keys)
+
 
 Values = Mapping[str, np.ndarray]
 

@@ -113,7 +113,7 @@ class Verifier:
     listed: bool = False  # shown in --help
 
     def __post_init__(self) -> None:
-        unknown = set(self.signals) - set(SIGNALS)
+        unknown = set(self.signals) - set(SIGNAL_KEYS)  # a provider may declare more
         if unknown:
             raise ValueError(f"verifier {self.name!r}: unknown signal(s) {sorted(unknown)}")
         if set(self.thresholds) - {*THRESHOLD_SIGNAL, FITTED}:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# The per-fact value keys a row may carry, in the order a row writes them.
-from factscore_local.pipeline.decision.features import VALUE_KEYS, flags_of_code
+# value_keys(): the per-fact value keys a row may carry, in the order a row writes them.
+from factscore_local.pipeline.decision.features import flags_of_code, value_keys
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,9 @@ def recorded_value(key: str, value: float) -> float:
 
 @dataclass(frozen=True, init=False)
 class FactResult:
-    """One fact's decision, the values its rule read (a mapping keyed by ``VALUE_KEYS``:
-    what the verifier's signals wrote), its reason when not supported, and its evidence."""
+    """One fact's decision, the values its rule read (a mapping keyed by the signals'
+    value keys, ``features.value_keys()``: what its verifier's signal providers wrote),
+    its reason when not supported, and its evidence."""
 
     atom: str
     is_supported: bool
@@ -79,12 +80,13 @@ class FactResult:
         if legacy is not None:
             merged.update(flags_of_code(legacy))
         merged.update({k: v for k, v in signals.items() if v is not None})
-        unknown = set(merged) - set(VALUE_KEYS)
+        known = value_keys()
+        unknown = set(merged) - set(known)
         if unknown:
-            raise ValueError(f"unknown fact value(s) {sorted(unknown)}; known: {VALUE_KEYS}")
+            raise ValueError(f"unknown fact value(s) {sorted(unknown)}; known: {known}")
         for name, value in (("atom", atom), ("is_supported", is_supported),
                             ("sentence", sentence), ("label", label), ("evidence", evidence),
-                            ("values", {k: merged[k] for k in VALUE_KEYS if k in merged}),
+                            ("values", {k: merged[k] for k in known if k in merged}),
                             ("reason", reason), ("block", block), ("state", state)):  # fmt: skip
             object.__setattr__(self, name, value)
 
@@ -133,7 +135,7 @@ class FactResult:
             sentence=obj.get("sentence"),
             label=obj.get("label"),
             evidence=None if evidence is None else tuple(Evidence.from_json(e) for e in evidence),
-            values={k: obj[k] for k in VALUE_KEYS if obj.get(k) is not None},
+            values={k: obj[k] for k in value_keys() if obj.get(k) is not None},
             slots=obj.get("slots"),  # rows of earlier releases
             reason=obj.get("reason"),
             block=None if obj.get("block") is None else tuple(obj["block"]),
