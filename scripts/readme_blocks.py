@@ -113,19 +113,30 @@ def contradictions(record: dict) -> str:
     )
 
 
-SPEED = "raw-text-speed"  # the results file of the README's run-time line (2 cores)
+# The results file of the README's run-time line (2 cores): the paths timed side by side
+# where recorded (bench_speed), else the single raw-text timing before it.
+SPEED = "speed" if (RESULTS / "speed.json").exists() else "raw-text-speed"
 GPU_SPEED = "gpu-raw-text"  # ... and of its GPU part, when recorded
+
+
+def _cpu_line(record: dict) -> str:
+    f, cores = record["figures"], record["machine"].get("cores", "?")
+    if record["name"] == "raw-text-speed":
+        per_bio, extra = f["end_to_end/seconds_per_bio"], ""
+    else:
+        per_bio = f["batched/seconds_per_bio"]
+        extra = (f", {f['server/seconds_per_bio']:.0f} s through llama.cpp's server on the "
+                 "same cores" if "server/seconds_per_bio" in f else "")  # fmt: skip
+    return (f"Scoring from raw text takes about {per_bio:.0f} s a bio end to end on {cores} "
+            f"CPU cores with the default 1.5B model{extra} ({f['bios']} dev bios, "
+            f"{record['date'][:10]}; about {500 * per_bio / 3600:.1f} h for 500 bios)")  # fmt: skip
 
 
 def run_time(record: dict) -> str:
     """The README's run-time line: a raw-text bio end to end on the CPU (the record's
-    machine and bios) and, where a GPU run is recorded, bios a minute on that card."""
-    f, machine = record["figures"], record["machine"]
-    cores = machine.get("cores", "?")
-    line = (f"Scoring from raw text takes about {f['end_to_end/seconds_per_bio']:.0f} s a bio "
-            f"end to end on {cores} CPU cores with the default 1.5B model "
-            f"({f['bios']} dev bios, {record['date'][:10]}; about "
-            f"{500 * f['end_to_end/seconds_per_bio'] / 3600:.0f} h for 500 bios)")  # fmt: skip
+    machine and bios; through an LM server too, where timed) and, where a GPU run is
+    recorded, bios a minute on that card."""
+    line = _cpu_line(record)
     gpu_path = RESULTS / f"{GPU_SPEED}.json"
     if gpu_path.exists():
         gpu = read_results(gpu_path)
