@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -63,11 +64,8 @@ def eval_command(index: Path, bios: Path, work: Path, extra: list[str]) -> list[
 
 def timed_run(cmd: list[str], cwd: Path, log_file: Path) -> float:
     """Seconds of one run; a run that fails stops the benchmark with its output."""
-    env = None
-    if cwd != ROOT:  # another commit's package, first on the path
-        import os
-
-        env = dict(os.environ, PYTHONPATH=str(cwd))
+    # another commit's package first on the path
+    env = None if cwd == ROOT else dict(os.environ, PYTHONPATH=str(cwd))
     start = time.perf_counter()
     with log_file.open("a") as out:
         done = subprocess.run(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)

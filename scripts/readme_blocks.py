@@ -113,20 +113,15 @@ def contradictions(record: dict) -> str:
     )
 
 
-# The results file of the README's run-time line (2 cores): the paths timed side by side
-# where recorded (bench_speed), else the single raw-text timing before it.
-SPEED = "speed" if (RESULTS / "speed.json").exists() else "raw-text-speed"
+SPEED = "speed"  # the results file of the README's run-time line (2 cores, bench_speed)
 GPU_SPEED = "gpu-raw-text"  # ... and of its GPU part, when recorded
 
 
 def _cpu_line(record: dict) -> str:
     f, cores = record["figures"], record["machine"].get("cores", "?")
-    if record["name"] == "raw-text-speed":
-        per_bio, extra = f["end_to_end/seconds_per_bio"], ""
-    else:
-        per_bio = f["batched/seconds_per_bio"]
-        extra = (f", {f['server/seconds_per_bio']:.0f} s through llama.cpp's server on the "
-                 "same cores" if "server/seconds_per_bio" in f else "")  # fmt: skip
+    per_bio = f["batched/seconds_per_bio"]
+    extra = (f", {f['server/seconds_per_bio']:.0f} s through llama.cpp's server on the "
+             "same cores" if "server/seconds_per_bio" in f else "")  # fmt: skip
     return (f"Scoring from raw text takes about {per_bio:.0f} s a bio end to end on {cores} "
             f"CPU cores with the default 1.5B model{extra} ({f['bios']} dev bios, "
             f"{record['date'][:10]}; about {500 * per_bio / 3600:.1f} h for 500 bios)")  # fmt: skip

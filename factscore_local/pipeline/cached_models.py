@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from factscore_local.lm.base import answer_words, cut_loop
-from factscore_local.runtime.cache import ResultCache, cached_batch, key_of
+from factscore_local.runtime.cache import ResultCache, cached_batch, cached_stream, key_of
 from factscore_local.runtime.progress import Progress
 from factscore_local.runtime.states import decode_state, encode_state
 
@@ -41,7 +41,18 @@ class CachedLM:
     def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
         keys = [self.generation_key(p, max_new_tokens, stop) for p in prompts]
         if getattr(self.lm, "streams_generation", False):
-            texts = self._generate_streamed(keys, prompts, max_new_tokens, stop)
+            # One call for every missing prompt, stored as the outputs end: the generation
+            # slots never wait for a slice's slowest prompt.
+            texts = cached_stream(
+                self.cache,
+                "generate",
+                keys,
+                prompts,
+                lambda part, done: self.lm.generate(part, max_new_tokens, stop, on_done=done),
+                SLICE_GENERATE,
+                order=str,
+                progress=self.progress,
+            )
         else:
             texts = cached_batch(
                 self.cache,
@@ -56,37 +67,6 @@ class CachedLM:
         # A result cached before generation stopped at greedy loops is cut as the backends
         # cut theirs now (the same text either way).
         return [cut_loop(text) for text in texts]
-
-    def _generate_streamed(
-        self, keys: list[str], prompts: list[str], max_new_tokens: int, stop: list[str]
-    ) -> list[str]:
-        """The missing generations in one call to a backend that reports each output as it
-        ends (``on_done``), so its slots never wait for a slice's slowest prompt; outputs
-        are stored every SLICE_GENERATE completions, so a killed run loses fewer than that."""
-        found = {key: self.cache.get(key) for key in keys}
-        todo = list({key: i for i, key in enumerate(keys) if found[key] is None}.values())
-        self.progress.expect("generate", len(found))
-        self.progress.done("generate", len(found) - len(todo), computed=False)
-        todo.sort(key=lambda i: prompts[i])  # neighbours share their demonstrations
-        fresh: dict[str, str] = {}
-
-        def store() -> None:
-            self.cache.put_many("generate", fresh)
-            found.update(fresh)
-            self.progress.done("generate", len(fresh))
-            fresh.clear()
-
-        def done(j: int, text: str) -> None:
-            fresh[keys[todo[j]]] = text
-            if len(fresh) >= SLICE_GENERATE:
-                store()
-
-        try:
-            if todo:
-                self.lm.generate([prompts[i] for i in todo], max_new_tokens, stop, on_done=done)
-        finally:
-            store()
-        return [found[key] for key in keys]
 
     def true_false(
         self, prompts: list[str], prefixes: list[str] | None = None

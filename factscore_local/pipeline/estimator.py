@@ -45,6 +45,7 @@ class _Work:
 
     bio: Bio
     error: str = ""
+    unit: str = ""  # the chunk it is decided with (named by the chunk's first bio)
     title: str = ""
     facts: list[tuple[str, str]] | None = None  # (sentence, atom); None: does not respond
     human: list[HumanFact] | None = None  # labeled bios, when validating
@@ -93,9 +94,14 @@ class Estimator:
         alone, with the model work of all of them scheduled together: every sentence of
         every bio in one generation call, every fact in one verification call (a GPU or a
         server sees all their prompts at once; on a CPU the generation slots stay full)."""
-        units = [[_Work(bio, error=bio.error) for bio in chunk] for chunk in chunks]
+        units = [
+            [
+                _Work(bio, error=bio.error, unit=f"{chunk[0].source}:{chunk[0].line}")
+                for bio in chunk
+            ]
+            for chunk in chunks
+        ]
         work = [w for unit in units for w in unit]
-        unit_of = {id(w): self._group(unit[0]) for unit in units for w in unit}
         ready = [w for w in work if not w.error and self._resolve(w)]
         self._collect_facts(ready)
         if self.config.validate:
@@ -110,13 +116,11 @@ class Estimator:
         # facts' blocks without changing them (tier 1), so validating changes no estimate.
         results = self.verify(
             [
-                FactQuery(w.title, w.bio.topic, a, self._group(w), 0, s, unit_of[id(w)])
+                FactQuery(w.title, w.bio.topic, a, self._group(w), 0, s, w.unit)
                 for w, s, a in model_items
             ]
             + [
-                FactQuery(
-                    w.title, w.bio.topic, f.text, self._group(w), 1, f.sentence, unit_of[id(w)]
-                )
+                FactQuery(w.title, w.bio.topic, f.text, self._group(w), 1, f.sentence, w.unit)
                 for w, f in human_items
             ]
         )

@@ -203,13 +203,7 @@ def cached_batch(
     slices of ``slice_size`` (sorted by ``order`` of their input, so neighbours share prompt
     prefixes) and each slice is stored as soon as it is done: a killed run loses one slice at
     most. Inputs with the same key are computed once."""
-    found = {key: cache.get(key) for key in keys}
-    todo = list({key: i for i, key in enumerate(keys) if found[key] is None}.values())
-    if progress is not None:  # a factscore_local.runtime.progress.Progress
-        progress.expect(kind, len(found))
-        progress.done(kind, len(found) - len(todo), computed=False)
-    if order is not None:
-        todo.sort(key=lambda i: order(inputs[i]))
+    found, todo = _missing(cache, kind, keys, inputs, order, progress)
     for start in range(0, len(todo), slice_size):
         part = todo[start : start + slice_size]
         values = list(compute([inputs[i] for i in part]))
@@ -218,4 +212,54 @@ def cached_batch(
         found.update(new)
         if progress is not None:
             progress.done(kind, len(part))
+    return [found[key] for key in keys]
+
+
+def _missing(cache, kind, keys, inputs, order, progress) -> tuple[dict, list[int]]:
+    """The cached values by key, and the positions of the inputs to compute (one per
+    missing key, sorted by ``order`` of their input); counted on ``progress``."""
+    found = {key: cache.get(key) for key in keys}
+    todo = list({key: i for i, key in enumerate(keys) if found[key] is None}.values())
+    if progress is not None:  # a factscore_local.runtime.progress.Progress
+        progress.expect(kind, len(found))
+        progress.done(kind, len(found) - len(todo), computed=False)
+    if order is not None:
+        todo.sort(key=lambda i: order(inputs[i]))
+    return found, todo
+
+
+def cached_stream(
+    cache: ResultCache,
+    kind: str,
+    keys: Sequence[str],
+    inputs: Sequence,
+    compute: Callable[[list, Callable[[int, object], None]], object],
+    store_every: int,
+    order: Callable[[object], object] | None = None,
+    progress=None,
+) -> list:
+    """``cached_batch`` for a compute that takes every missing input at once and reports
+    each value as it is ready (``compute(inputs, on_done)``, ``on_done(j, value)`` for input
+    ``j``, in any order): no slice waits for its slowest input, and values are stored every
+    ``store_every`` of them (and when compute ends or fails), so a killed run loses fewer."""
+    found, todo = _missing(cache, kind, keys, inputs, order, progress)
+    fresh: dict[str, object] = {}
+
+    def store() -> None:
+        cache.put_many(kind, fresh)
+        found.update(fresh)
+        if progress is not None:
+            progress.done(kind, len(fresh))
+        fresh.clear()
+
+    def done(j: int, value) -> None:
+        fresh[keys[todo[j]]] = value
+        if len(fresh) >= store_every:
+            store()
+
+    try:
+        if todo:
+            compute([inputs[i] for i in todo], done)
+    finally:
+        store()
     return [found[key] for key in keys]
