@@ -74,8 +74,12 @@ def eval_command(index: Path, bios: Path, cache: Path, out: Path,
                  threads: int | None = None) -> list[str]:  # fmt: skip
     from factscore_local.model_store import SMALL_LM
 
+    # Bio by bio (--batch-bios 1), as the soak was recorded: each bio's results reach the
+    # cache before the next bio starts, so a kill lands on a run with work left even on a
+    # slice of two bios (scheduled together, their few facts are one stored slice).
     return [sys.executable, "-m", "factscore_local.cli", "eval", "--index", str(index),
             "--input", str(bios), "--use-atomic-facts", "--lm", SMALL_LM, "--no-validate",
+            "--batch-bios", "1",
             "--evidence-budget", str(EVIDENCE_BUDGET), "--cache", str(cache), "--out", str(out),
             "--quiet", *(["--threads", str(threads)] if threads else [])]  # fmt: skip
 
