@@ -242,3 +242,48 @@ def test_dense_build_on_ray_matches_single_process(local_ray, tmp_path):
     _, top_a = a.search(vectors[:5], 3)
     _, top_b = b.search(vectors[:5], 3)
     assert (top_a == top_b).all()
+
+
+def test_an_lm_server_that_does_not_answer_stops_the_run_before_any_worker(tmp_path):
+    from scripts.llama_server import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    cfg = EvalConfig(index=tmp_path / "index", lm=url, cache=tmp_path / "cache.db")
+    bios = [next(iter(read_bios(require(CHATGPT))))]
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(RayEngineError, match=f"the LM server at {url} cannot be reached"):
+        evaluate_with_ray(cfg, bios, out, workers=2, progress=False)
+    assert not out.exists() and not journal_path(out).exists()
+
+
+@pytest.mark.slow
+def test_workers_send_their_prompts_to_one_lm_server(local_ray, db_index, bios_file, tmp_path):
+    """``--engine ray --lm URL``: the workers load no model and score through the server,
+    with the decisions the single process gets through the same server."""
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("uvicorn", reason="llama-cpp-python's server extra")
+    from scripts.llama_server import LlamaServer
+
+    if installed_path(SMALL_LM) is None:
+        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    server = LlamaServer(installed_path(SMALL_LM), tmp_path / "server.log")
+    server.start()
+    try:
+        bios = list(read_bios(bios_file))
+        served = config(db_index, tmp_path / "single.db", lm=server.url, verifier="retrieve-lm")
+        Estimator(served).run(bios, tmp_path / "single.jsonl", progress=False)
+        out = tmp_path / "ray.jsonl"
+        cfg = config(db_index, tmp_path / "ray.db", lm=server.url, verifier="retrieve-lm")
+        run = evaluate_with_ray(cfg, bios, out, workers=2, progress=False)
+    finally:
+        server.kill()
+    assert len(run.pids) == 2
+    assert {w["backend"] for w in run.workers} == {"server"}
+    assert run.components.lm.get().lm.device == "server"
+    single, distributed = by_line(tmp_path / "single.jsonl"), by_line(out)
+    assert [r["line"] for r in distributed] == [r["line"] for r in single]
+    for a, b in zip(single, distributed, strict=True):
+        facts_a, facts_b = a["decisions"], b["decisions"]
+        assert [f["atom"] for f in facts_a] == [f["atom"] for f in facts_b]
+        for x, y in zip(facts_a, facts_b, strict=True):  # the server's run-to-run noise
+            assert abs(x["margin"] - y["margin"]) < 0.08, x["atom"]

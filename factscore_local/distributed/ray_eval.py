@@ -29,6 +29,7 @@ from typing import Any
 from factscore_local.config import EvalConfig
 from factscore_local.distributed.cluster import (
     PoolStats,
+    RayEngineError,
     actor_options,
     check_reachable,
     kill_actors,
@@ -237,8 +238,11 @@ def _write_rows(out: Path, rows: Sequence[BioRow]) -> None:
 
 def _backend_of(config: EvalConfig) -> str:
     """The backend ``load_lm`` picks for the config's LM."""
+    from factscore_local.lm.server_client import is_server_spec
     from factscore_local.model_store import resolve_lm
 
+    if is_server_spec(config.lm):
+        return "server"
     if config.backend != "auto":
         return config.backend
     return "llama.cpp" if resolve_lm(config.lm).is_file() else "transformers"
@@ -246,9 +250,23 @@ def _backend_of(config: EvalConfig) -> str:
 
 def worker_config(config: EvalConfig, threads_per_worker: int, gpus_per_worker: float):
     """The config each worker runs: its own thread count, and the CPU unless Ray gave it
-    a GPU."""
+    a GPU. With an LM server (``--lm URL``) every worker sends its requests to that
+    server, which holds the model; the workers load none."""
     device = worker_device(config.device, gpus_per_worker)
     return replace(config, threads=threads_per_worker, device=device)
+
+
+def check_server(config: EvalConfig) -> None:
+    """With ``--lm URL``: the server answers its model list, or the run stops before any
+    worker starts, naming the URL (each worker would otherwise fail on its own)."""
+    from factscore_local.lm.server_client import ServerClient, ServerError, is_server_spec
+
+    if not is_server_spec(config.lm):
+        return
+    try:
+        ServerClient(config.lm, retries=1).models()
+    except ServerError as exc:
+        raise RayEngineError(str(exc)) from exc
 
 
 def evaluate_with_ray(
@@ -297,6 +315,7 @@ def evaluate_with_ray(
     require_ray()
     if address:  # before anything is read or written
         check_reachable(address)
+    check_server(config)
     remote_config = worker_config(config, threads_per_worker, gpus_per_worker)
     start = time.perf_counter()
     run_key = _run_key(config, bios)
