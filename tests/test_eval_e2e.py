@@ -145,8 +145,13 @@ def test_small_model_defaults_score_above_zero(db_index, tmp_path):
     by_name = get_verifier("default").weights_by_name(shipped)
     assert summary["thresholds"]["rule_weights"] == pytest.approx(by_name)
     assert "fitted defaults" in summary["thresholds"]["from"]
-    text = CliRunner().invoke(main, args)
+    out = tmp_path / "out.jsonl"
+    text = CliRunner().invoke(main, [*args, "--out", str(out)])
     assert "thresholds: " in text.stdout and "fitted defaults" in text.stdout
+    # the run says which backend and device its LM ran on, and records them
+    assert "(llama.cpp, on cpu)" in text.stdout
+    lm = json.loads((tmp_path / "out.jsonl.record.json").read_text())["lm"]
+    assert (lm["backend"], lm["device"]) == ("llama.cpp", "cpu")
 
 
 def test_joint_np_comes_from_the_verification_pass(db_index, tmp_path):

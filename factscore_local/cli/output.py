@@ -129,6 +129,9 @@ def print_result(result: EvalResult, as_json: bool) -> None:
             click.echo(f"thresholds: {limits} ({shown['from']})")
         if result.validation:
             print_validation(result.validation)
+        lm = (result.record or {}).get("lm")
+        if lm:
+            click.echo(f"LM: {lm['name']} ({lm['backend']}, on {lm.get('device', 'cpu')})")
         cut = [r for r in result.rows if r.skipped_sentences]
         if cut:
             click.echo(

@@ -13,7 +13,13 @@ import numpy as np
 from factscore_local.extras import require
 from factscore_local.lm.base import LocalLM, cut_at_stop
 from factscore_local.lm.chat import render_chat
-from factscore_local.runtime.device import DeviceError, is_gpu, resolve_device
+from factscore_local.runtime.device import DeviceError, cuda_available, is_gpu, resolve_device
+
+CPU_BUILD_WARNING = (
+    "warning: a CUDA GPU is visible, but this llama-cpp-python was built for the CPU: the "
+    "LM runs on the CPU. For the GPU: --lm-backend transformers --device cuda, or rebuild "
+    "llama-cpp-python with CMAKE_ARGS=-DGGML_CUDA=on"
+)
 
 
 def warn_if_amx(llama_cpp) -> None:
@@ -78,7 +84,11 @@ class LlamaCppLM(LocalLM):
         llama.cpp can; ``cuda`` with a CPU-only build is an error that says how to rebuild."""
         can_offload = bool(getattr(llama_cpp, "llama_supports_gpu_offload", lambda: False)())
         if (device or "auto") == "auto":
-            return resolve_device("auto") if can_offload else "cpu"
+            if can_offload:
+                return resolve_device("auto")
+            if cuda_available():  # a GPU this build cannot use: say so, not stay silent
+                print(CPU_BUILD_WARNING, file=sys.stderr, flush=True)
+            return "cpu"
         device = resolve_device(device)
         if is_gpu(device) and not can_offload:
             raise DeviceError(

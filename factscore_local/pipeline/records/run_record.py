@@ -146,6 +146,7 @@ def build_record(
             lm = raw.fingerprint(cache)
         else:
             lm = lm_fingerprint(resolve_lm(config.lm), raw.backend, cache)
+        lm["device"] = str(getattr(raw, "device", "cpu"))  # where it ran: cpu, cuda, server
     lookups = hits + misses
     return {
         "format": RECORD_FORMAT,
