@@ -25,7 +25,9 @@ beside the others, and the facts set aside as not standing alone (``pipeline/sta
 ``--no-standalone`` verifies them too). ``--rule`` measures another fitted rule the same way.
 ``--fresh-generations`` seeds everything but the generations, so the decomposition is
 made again by the generator of the commit that runs it (a change of its batching or
-schedule measured on all bios; facts written as before are not verified again).
+schedule measured on all bios; facts written as before are not verified again). Such a
+run takes hours of 2 cores; one interrupted resumes from what it exported
+(``--resume-cache``: its generations, which no seed may hold, seeded as they are).
 
 "raw text, calibrated" is the raw-text path's own calibration (issue 47): the same
 cross-fitted rule with its bias shifted by the amount that minimises the sum of the three
@@ -243,6 +245,15 @@ def main(argv: list[str] | None = None) -> None:
         "by this commit's generator (its batching, prefixes and schedule), the facts it "
         "writes as before are not verified again",
     )
+    ap.add_argument(
+        "--resume-cache",
+        type=Path,
+        action="append",
+        default=[],
+        help="with --fresh-generations: results an interrupted run of it exported (fscore "
+        "cache export --exclude SEEDS), generations included, seeded as they are "
+        "(repeatable)",
+    )
     ap.add_argument("--results", default=None, help="write scripts/results/NAME.json")
     ap.add_argument("--results-out", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -250,6 +261,7 @@ def main(argv: list[str] | None = None) -> None:
     watch = Stopwatch()
     skip = ("generate",) if args.fresh_generations else ()
     seed_cache(args.cache, args.seed_cache, "raw-text", skip_kinds=skip)
+    seed_cache(args.cache, args.resume_cache, "raw-text")  # this run's own, interrupted
     stored = model_results(args.cache)  # what the run adds beyond it, it computed
     data = data_root(args.data)
     run = Runner(args.index, args.cache, data, args.lm, None, "page")

@@ -161,6 +161,7 @@ class Stopwatch:
     steps: dict[str, float] = field(default_factory=dict)
     start: float = field(default_factory=time.perf_counter)
     commit: str = field(default_factory=lambda: git_commit())
+    cpu_start: list[int] | None = field(default_factory=lambda: cpu_times())
 
     @contextmanager
     def __call__(self, name: str) -> Iterator[None]:
@@ -172,6 +173,26 @@ class Stopwatch:
 
     def total(self) -> float:
         return round(time.perf_counter() - self.start, 1)
+
+    def steal_share(self) -> float | None:
+        """The share of the machine's CPU time that its hypervisor took since the watch
+        started (Linux's ``steal``; None elsewhere): a virtual machine whose host is busy
+        runs the same code slower, and this says how much of a slow run is that."""
+        now = cpu_times()
+        if now is None or self.cpu_start is None:
+            return None
+        spent = [b - a for a, b in zip(self.cpu_start, now, strict=True)]
+        return round(spent[7] / sum(spent), 3) if sum(spent) > 0 else None
+
+
+def cpu_times() -> list[int] | None:
+    """The machine's CPU times since boot (``/proc/stat``: user, nice, system, idle,
+    iowait, irq, softirq, steal), or None where there is no such file."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return None
+    return [int(x) for x in fields[1:9]] if fields[0] == "cpu" and len(fields) >= 9 else None
 
 
 def cpu_model() -> str:
@@ -264,7 +285,7 @@ def results_record(
         "argv": argv,
         "commit": commit or (watch.commit if watch else "") or git_commit(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
+        "machine": {**machine(), "cpu_steal_share": watch.steal_share() if watch else None},
         "data": data,
         "seconds": watch.total() if watch else None,
         "steps": watch.steps if watch else {},

@@ -199,6 +199,23 @@ def test_check_reruns_a_benchmark_ok_then_fail(tmp_path, capsys, monkeypatch):
 RESULTS = sorted(common.RESULTS.glob("*.json"))
 
 
+def test_a_record_says_how_much_of_the_cpu_its_host_took():
+    """machine.cpu_steal_share: the hypervisor's share of the CPU time while the benchmark
+    ran (a busy host slows a virtual machine's run without any change of the code)."""
+    watch = common.Stopwatch()
+    sum(i * i for i in range(200_000))
+    record = common.results_record("x", "scripts.x", [], {}, {"n": 1}, watch)
+    share = record["machine"]["cpu_steal_share"]
+    if common.cpu_times() is None:
+        assert share is None
+    else:
+        assert share is None or 0.0 <= share <= 1.0
+    assert (
+        common.results_record("x", "scripts.x", [], {}, {"n": 1})["machine"]["cpu_steal_share"]
+        is None
+    )
+
+
 def test_results_files_exist():
     names = {p.stem for p in RESULTS}
     assert {"tables-98", "fragments-98"} <= names
