@@ -114,24 +114,35 @@ def contradictions(record: dict) -> str:
 
 
 SPEED = "speed"  # the results file of the README's run-time line (2 cores, bench_speed)
+SERVER_SPEED = "speed-server"  # ... its LM-server part: in process and server, side by side
 GPU_SPEED = "gpu-raw-text"  # ... and of its GPU part, when recorded
 
 
 def _cpu_line(record: dict) -> str:
     f, cores = record["figures"], record["machine"].get("cores", "?")
     per_bio = f["batched/seconds_per_bio"]
-    extra = (f", {f['server/seconds_per_bio']:.0f} s through llama.cpp's server on the "
-             "same cores" if "server/seconds_per_bio" in f else "")  # fmt: skip
     return (f"Scoring from raw text takes about {per_bio:.0f} s a bio end to end on {cores} "
-            f"CPU cores with the default 1.5B model{extra} ({f['bios']} dev bios, "
+            f"CPU cores with the default 1.5B model ({f['bios']} dev bios, "
             f"{record['date'][:10]}; about {500 * per_bio / 3600:.1f} h for 500 bios)")  # fmt: skip
+
+
+def _server_part(record: dict) -> str:
+    """Through llama.cpp's server on the same cores: its time over the in-process run's,
+    both timed in the same run of the benchmark."""
+    f = record["figures"]
+    return (f"; through llama-cpp-python's server on the same cores, "
+            f"{f['server/time_over_batched']:.1f}x the time "
+            f"({f['server/bios_per_minute']:.2f} bios a minute, {f['bios']} bios)")  # fmt: skip
 
 
 def run_time(record: dict) -> str:
     """The README's run-time line: a raw-text bio end to end on the CPU (the record's
-    machine and bios; through an LM server too, where timed) and, where a GPU run is
-    recorded, bios a minute on that card."""
+    machine and bios), through an LM server on the same cores where that is timed, and,
+    where a GPU run is recorded, bios a minute on that card."""
     line = _cpu_line(record)
+    server_path = RESULTS / f"{SERVER_SPEED}.json"
+    if server_path.exists():
+        line += _server_part(read_results(server_path))
     gpu_path = RESULTS / f"{GPU_SPEED}.json"
     if gpu_path.exists():
         gpu = read_results(gpu_path)
@@ -139,7 +150,8 @@ def run_time(record: dict) -> str:
         model = Path(gpu["data"].get("lm", "")).name.removesuffix(".gguf") or "its model"
         line += (f"; on one {card}, {gpu['figures']['bios_per_minute']:.1f} bios a minute "
                  f"with {model} ({gpu['figures']['bios']} bios)")  # fmt: skip
-    sources = f"{SPEED}.json" + (f" and scripts/results/{GPU_SPEED}.json" * gpu_path.exists())
+    parts = [p for p in (server_path, gpu_path) if p.exists()]
+    sources = ", ".join([f"{SPEED}.json", *(f"scripts/results/{p.name}" for p in parts)])
     return GENERATED.format(sources) + "\n\n" + line + ". [Speed](docs/guide/speed.md).\n"
 
 
