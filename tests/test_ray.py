@@ -12,6 +12,7 @@ import socket
 import sqlite3
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -270,10 +271,11 @@ def test_workers_send_their_prompts_to_one_lm_server(local_ray, db_index, bios_f
     server.start()
     try:
         bios = list(read_bios(bios_file))
-        served = config(db_index, tmp_path / "single.db", lm=server.url, verifier="retrieve-lm")
+        served = replace(config(db_index, tmp_path / "single.db"), lm=server.url,
+                         verifier="retrieve-lm")  # fmt: skip
         Estimator(served).run(bios, tmp_path / "single.jsonl", progress=False)
         out = tmp_path / "ray.jsonl"
-        cfg = config(db_index, tmp_path / "ray.db", lm=server.url, verifier="retrieve-lm")
+        cfg = replace(served, cache=tmp_path / "ray.db")
         run = evaluate_with_ray(cfg, bios, out, workers=2, progress=False)
     finally:
         server.kill()
