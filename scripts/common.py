@@ -182,7 +182,8 @@ class Stopwatch:
         if now is None or self.cpu_start is None:
             return None
         spent = [b - a for a, b in zip(self.cpu_start, now, strict=True)]
-        return round(spent[7] / sum(spent), 3) if sum(spent) > 0 else None
+        total = sum(spent)
+        return round(spent[7] / total, 3) if total > 0 else None
 
 
 def cpu_times() -> list[int] | None:

@@ -131,7 +131,7 @@ def print_result(result: EvalResult, as_json: bool) -> None:
             print_validation(result.validation)
         lm = (result.record or {}).get("lm")
         if lm:
-            click.echo(f"LM: {lm['name']} ({lm['backend']}, on {lm.get('device', 'cpu')})")
+            click.echo(f"LM: {lm['name']} ({lm['backend']}, on {lm['device']})")
         cut = [r for r in result.rows if r.skipped_sentences]
         if cut:
             click.echo(
