@@ -114,10 +114,10 @@ def main(argv: list[str] | None = None) -> None:
         })  # fmt: skip
     print("\n".join(f"{k}: {v}" for k, v in figures.items()))
     if args.results or args.results_out:
+        seeds = ", ".join(p.name.removesuffix(".jsonl.gz") for p in args.seed_cache)
         data_info = {"labeled": "factscore/labeled-dev (all three subjects)",
-                     "decomposition": "the outputs as written (scripts/cache/own-decomp-98)"
-                     if args.no_clean else "the outputs cleaned of markup (own-decomp-98 and "
-                     "the raw-text run's parts, scripts/cache/raw-text-98-part*)",
+                     "decomposition": "the outputs " + ("as written" if args.no_clean
+                     else "cleaned of markup") + f", their generations from {seeds}",
                      "pairing": f"lexical, containment >= {args.containment}"}  # fmt: skip
         record = results_record(args.results or "fact-recall", "scripts.bench_fact_recall",
                                 argv, data_info, figures, samples=samples(paired),

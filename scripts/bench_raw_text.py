@@ -52,10 +52,12 @@ from factscore_local.pipeline.records.labeled import human_bio_score
 from factscore_local.pipeline.records.rows import BioRow, HumanSide
 from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (
+    RESULTS,
     SUBJECTS,
     Stopwatch,
     add_data_option,
     data_root,
+    read_results,
     results_record,
     write_results,
 )
@@ -169,6 +171,22 @@ def put(figures: dict, name: str, per_subject: dict) -> None:
             figures[f"{name}/{subject}/{key}"] = value
 
 
+def baseline_change(figures: dict, baseline: str, allowed: float = 0.5) -> dict:
+    """This run's raw-text ER beside the one of the results file ``baseline`` (another
+    generator's, say), per subject: the change in points (positive: worse), and whether every
+    subject stays within ``allowed`` points of it (issue 64's condition for a faster
+    decomposition)."""
+    recorded = read_results(RESULTS / f"{baseline}.json")["figures"]
+    change = {
+        s: round(figures[f"raw text/{s}/er"] - recorded[f"raw text/{s}/er"], 2) for s in SUBJECTS
+    }
+    out = {f"raw text minus {baseline}/{s}/er": change[s] for s in SUBJECTS}
+    out[f"raw text minus {baseline}/worse by at most {allowed} on every subject"] = int(
+        max(change.values()) <= allowed
+    )
+    return out
+
+
 def decomposition(no_clean: bool, no_standalone: bool) -> str:
     """The own facts' path, as the results file describes it."""
     text = ("the outputs as written (scripts/cache/own-decomp-98)" if no_clean
@@ -254,6 +272,12 @@ def main(argv: list[str] | None = None) -> None:
         "cache export --exclude SEEDS), generations included, seeded as they are "
         "(repeatable)",
     )
+    ap.add_argument(
+        "--baseline",
+        default=None,
+        help="a results file's NAME (scripts/results/NAME.json, e.g. raw-text-98): the change "
+        "of each subject's raw-text ER against it is added to the figures",
+    )
     ap.add_argument("--results", default=None, help="write scripts/results/NAME.json")
     ap.add_argument("--results-out", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -299,6 +323,8 @@ def main(argv: list[str] | None = None) -> None:
         figures[f"raw text minus atomic facts/{subject}/er"] = round(
             figures[f"raw text/{subject}/er"] - figures[f"model atomic facts/{subject}/er"], 2
         )
+    if args.baseline:
+        figures.update(baseline_change(figures, args.baseline))
     # (the per-pass misses also count the model file's digest, which no cache exports)
     misses = {name: t["computed"] for name, t in run.timings.items()}
     print("\n".join(f"{k}: {v}" for k, v in figures.items()))
@@ -314,6 +340,7 @@ def main(argv: list[str] | None = None) -> None:
                 "rule": args.rule,
                 "objective": "er",
                 "decomposition": decomposition(args.no_clean, args.no_standalone),
+                **({"baseline": args.baseline} if args.baseline else {}),
                 "generations": "made by this run (seeded results but the generations)"
                 if args.fresh_generations
                 else "from the seeded caches where present",

@@ -275,6 +275,22 @@ def test_the_raw_text_calibration_wins_only_on_both_halves_for_every_subject():
     assert not calibration_wins(base, better)
 
 
+def test_a_raw_text_run_is_set_beside_its_baseline_per_subject():
+    """``bench_raw_text --baseline raw-text-98``: each subject's ER change against the
+    recorded one, and whether none got worse by more than 0.5 point."""
+    from scripts.bench_raw_text import baseline_change
+
+    recorded = common.read_results(common.RESULTS / "raw-text-98.json")["figures"]
+    figures = {f"raw text/{s}/er": recorded[f"raw text/{s}/er"] for s in common.SUBJECTS}
+    same = baseline_change(figures, "raw-text-98")
+    assert [same[f"raw text minus raw-text-98/{s}/er"] for s in common.SUBJECTS] == [0, 0, 0]
+    assert same["raw text minus raw-text-98/worse by at most 0.5 on every subject"] == 1
+    figures[f"raw text/{common.SUBJECTS[1]}/er"] += 0.6  # one subject worse by 0.6
+    worse = baseline_change(figures, "raw-text-98")
+    assert worse[f"raw text minus raw-text-98/{common.SUBJECTS[1]}/er"] == 0.6
+    assert worse["raw text minus raw-text-98/worse by at most 0.5 on every subject"] == 0
+
+
 def test_fact_recall_samples_found_and_missed_facts_of_each_subject():
     """The recall's samples: per subject, found facts with the own fact that pairs with
     them and missed ones without, the same draw for the same seed."""
