@@ -11,7 +11,9 @@ to reproduce.
 A suite file (TOML) holds ``title``, ``about``, ``template`` (a command line with
 ``{condition}`` and ``{slice}``), ``conditions`` and ``slices`` (name: options), ``seeds``
 (name: the committed caches, globs allowed, given to a cell's ``{seeds}`` as
-``--seed-cache`` options) and ``cells`` (a condition, a slice, a seed set and the record).
+``--seed-cache`` options) and ``cells`` (a condition, a slice, a seed set and the record;
+``resume``, a seed set given as ``--resume-cache`` options: an interrupted run's own
+results, for a benchmark that takes them apart from its seeds).
 ``{index}`` is the dev index, ``{demo_index}`` the demo's (built as the checker builds
 it) and ``{tmp}`` a scratch folder when a command runs. A cell's
 command is its record's (``tests/test_suites.py`` checks it, options in any order, scratch
@@ -48,6 +50,7 @@ class Cell:
     slice: str
     record: str
     seeds: str | None = None
+    resume: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,10 @@ class Suite:
         line = self.template.format_map(
             _Keep(condition=self.conditions[cell.condition], slice=self.slices[cell.slice])
         )
-        seeds = " ".join(f"--seed-cache {s}" for s in self.seed_files(cell.seeds))
+        seeds = " ".join(
+            [f"--seed-cache {s}" for s in self.seed_files(cell.seeds)]
+            + [f"--resume-cache {s}" for s in self.seed_files(cell.resume)]
+        )
         return " ".join(line.replace("{seeds}", seeds).split())
 
 
@@ -120,8 +126,9 @@ def load(path: Path) -> Suite:
         for name, known in (("condition", suite.conditions), ("slice", suite.slices)):
             if getattr(cell, name) not in known:
                 raise ValueError(f"{path.name}: {cell.record}: no {name} {getattr(cell, name)!r}")
-        if cell.seeds is not None and cell.seeds not in suite.seeds:
-            raise ValueError(f"{path.name}: {cell.record}: no seeds {cell.seeds!r}")
+        for seeds in (cell.seeds, cell.resume):
+            if seeds is not None and seeds not in suite.seeds:
+                raise ValueError(f"{path.name}: {cell.record}: no seeds {seeds!r}")
     return suite
 
 

@@ -242,7 +242,12 @@ def test_docs_pages_are_generated(tmp_path):
 
 
 # The README's tables and its probe (issue 65): each is replayed, from the committed caches.
-FIGURES_OF_RECORD = ("tables-98", "raw-text-98", "counterfactual-98", "counterfactual-98-stated")
+FIGURES_OF_RECORD = (
+    "tables-98",
+    "raw-text-98-batched",
+    "counterfactual-98",
+    "counterfactual-98-stated",
+)
 
 
 @pytest.mark.parametrize("name", FIGURES_OF_RECORD)
@@ -250,7 +255,7 @@ def test_the_figures_of_record_replay_from_the_committed_caches(name):
     record = common.read_results(common.RESULTS / f"{name}.json")
     assert record["replay"] and record["replay"]["cached"], record.get("recorded_because")
     argv = record["replay"]["argv"]
-    seeds = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--seed-cache"]
+    seeds = [argv[i + 1] for i, arg in enumerate(argv) if arg in ("--seed-cache", "--resume-cache")]
     assert seeds and all((common.ROOT / seed).is_file() for seed in seeds)
 
 
