@@ -18,6 +18,8 @@ from scripts.tables.paper import PAPER_T3, PAPER_T9
 HEADLINE = "tables-98"  # the results file the headline table is read from
 PROBE = "counterfactual-98"  # the results file the README's contradiction table is read from
 RAW_TEXT = "raw-text-98-batched"  # the results file the README's raw-text table is read from
+# The README's tables and the probe it cites: each replays from the committed caches.
+FIGURES_OF_RECORD = (HEADLINE, RAW_TEXT, PROBE, "counterfactual-98-stated")
 PREVIOUS_RULE = "retrieve-lm+np+coverage-fitted"  # the 1.5B model's default before the slots
 DEFAULT_RULE = legacy_name(default_rule(DEFAULT_LM))  # the 1.5B's, as the records name it
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from factscore_local.pipeline.records.labeled import human_facts
-from scripts import caches, check, common, docs, replay
+from scripts import caches, check, common, docs, readme_blocks, replay
 from tests.conftest import SHARED, require
 
 LABELED = SHARED / "factscore" / "labeled-dev"
@@ -242,12 +242,7 @@ def test_docs_pages_are_generated(tmp_path):
 
 
 # The README's tables and its probe (issue 65): each is replayed, from the committed caches.
-FIGURES_OF_RECORD = (
-    "tables-98",
-    "raw-text-98-batched",
-    "counterfactual-98",
-    "counterfactual-98-stated",
-)
+FIGURES_OF_RECORD = readme_blocks.FIGURES_OF_RECORD
 
 
 @pytest.mark.parametrize("name", FIGURES_OF_RECORD)

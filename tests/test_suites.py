@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from scripts import common, suite
+from scripts import common, readme_blocks, suite
 
 CELLS = [(s, c) for s in suite.suites() for c in s.cells]
 RECORDS = {p.stem: json.loads(p.read_text("utf-8")) for p in sorted(common.RESULTS.glob("*.json"))}
@@ -48,12 +48,7 @@ def test_every_record_says_what_it_is_now(name):
 
 def test_the_figures_of_record_are_current():
     """The README's tables and the probe it cites are figures of record."""
-    for name in (
-        "tables-98",
-        "raw-text-98-batched",
-        "counterfactual-98",
-        "counterfactual-98-stated",
-    ):
+    for name in readme_blocks.FIGURES_OF_RECORD:
         assert RECORDS[name]["status"] == "current"
 
 
