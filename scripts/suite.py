@@ -11,9 +11,9 @@ to reproduce.
 A suite file (TOML) holds ``title``, ``about``, ``template`` (a command line with
 ``{condition}`` and ``{slice}``), ``conditions`` and ``slices`` (name: options), ``seeds``
 (name: the committed caches, globs allowed, given to a cell's ``{seeds}`` as
-``--seed-cache`` options) and ``cells`` (a condition, a slice, a seed set and the record;
-``resume``, a seed set given as ``--resume-cache`` options: an interrupted run's own
-results, for a benchmark that takes them apart from its seeds).
+``--seed-cache`` options) and ``cells`` (a condition, a slice, a seed set or a list of
+them, and the record; ``resume``, a seed set given as ``--resume-cache`` options: an
+interrupted run's own results, for a benchmark that takes them apart from its seeds).
 ``{index}`` is the dev index, ``{demo_index}`` the demo's (built as the checker builds
 it) and ``{tmp}`` a scratch folder when a command runs. A cell's
 command is its record's (``tests/test_suites.py`` checks it, options in any order, scratch
@@ -49,8 +49,13 @@ class Cell:
     condition: str
     slice: str
     record: str
-    seeds: str | None = None
+    seeds: str | tuple[str, ...] | None = None  # seed sets, given in this order
     resume: str | None = None
+
+    def seed_sets(self) -> tuple[str, ...]:
+        """The names of every seed set the cell reads, ``resume`` included."""
+        names = (self.seeds,) if isinstance(self.seeds, str) else self.seeds or ()
+        return (*names, *((self.resume,) if self.resume else ()))
 
 
 @dataclass(frozen=True)
@@ -66,10 +71,13 @@ class Suite:
     cells: tuple[Cell, ...]
     seeds: dict[str, list[str]] = field(default_factory=dict)
 
-    def seed_files(self, name: str | None) -> list[str]:
-        """The committed caches of a seed set, globs expanded (parts in number order)."""
+    def seed_files(self, name: str | tuple[str, ...] | None) -> list[str]:
+        """The committed caches of a seed set (or of several, in order), globs expanded
+        (parts in number order)."""
         if name is None:
             return []
+        if not isinstance(name, str):
+            return [f for one in name for f in self.seed_files(one)]
 
         def number_order(path: Path) -> list:
             return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path.name)]
@@ -119,17 +127,22 @@ def module_argv(line: str) -> tuple[str, list[str]]:
 def load(path: Path) -> Suite:
     """A suite file; a cell naming an unknown condition, slice or seed set is an error."""
     raw = tomllib.loads(Path(path).read_text("utf-8"))
-    cells = tuple(Cell(**c) for c in raw.get("cells", ()))
+    cells = tuple(Cell(**{**c, "seeds": _names(c.get("seeds"))}) for c in raw.get("cells", ()))
     suite = Suite(path.stem, raw["title"], raw.get("about", ""), raw["template"],
                   raw["conditions"], raw["slices"], cells, raw.get("seeds", {}))  # fmt: skip
     for cell in cells:
         for name, known in (("condition", suite.conditions), ("slice", suite.slices)):
             if getattr(cell, name) not in known:
                 raise ValueError(f"{path.name}: {cell.record}: no {name} {getattr(cell, name)!r}")
-        for seeds in (cell.seeds, cell.resume):
-            if seeds is not None and seeds not in suite.seeds:
+        for seeds in cell.seed_sets():
+            if seeds not in suite.seeds:
                 raise ValueError(f"{path.name}: {cell.record}: no seeds {seeds!r}")
     return suite
+
+
+def _names(seeds: str | list[str] | None) -> str | tuple[str, ...] | None:
+    """A cell's ``seeds`` as written: one set's name, or a list of them (kept as a tuple)."""
+    return tuple(seeds) if isinstance(seeds, list) else seeds
 
 
 @cache

@@ -68,3 +68,22 @@ def test_list_and_dry_run_print_the_cells(capsys):
     out = capsys.readouterr().out
     assert "python -m scripts.reproduce_tables --index" in out and "--topics 10" in out
     assert out.count("--seed-cache") == 3
+
+
+def test_a_cell_reads_several_seed_sets_in_order(tmp_path, monkeypatch):
+    for name in ("a1.gz", "a2.gz", "b.gz"):
+        (tmp_path / name).write_bytes(b"")
+    monkeypatch.setattr(suite, "ROOT", tmp_path)
+    path = tmp_path / "x.toml"
+    path.write_text('title = "X"\ntemplate = "python -m m {seeds}"\n[conditions]\nc = ""\n'
+                    '[slices]\ns = ""\n[seeds]\na = ["a*.gz"]\nb = ["b.gz"]\n'
+                    '[[cells]]\ncondition = "c"\nslice = "s"\nrecord = "r"\n'
+                    'seeds = ["b", "a"]\nresume = "a"\n')  # fmt: skip
+    spec = suite.load(path)
+    assert spec.command(spec.cells[0]) == (
+        "python -m m --seed-cache b.gz --seed-cache a1.gz --seed-cache a2.gz "
+        "--resume-cache a1.gz --resume-cache a2.gz"
+    )
+    path.write_text(path.read_text().replace('["b", "a"]', '["b", "c"]'))
+    with pytest.raises(ValueError, match="no seeds 'c'"):
+        suite.load(path)
