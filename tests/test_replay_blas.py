@@ -53,7 +53,7 @@ def test_the_checker_passes_the_recorded_blas_to_the_replay(tmp_path, monkeypatc
     assert envs[0]["OPENBLAS_CORETYPE"] == "Haswell" and envs[0]["OPENBLAS_NUM_THREADS"] == "2"
 
 
-@pytest.mark.parametrize("name", ["stance-head"])
+@pytest.mark.parametrize("name", ["stance-head", "heads-98-0.5b"])
 def test_the_heads_records_name_their_blas(name):
     """Their MLP figures reproduce only under the kernel and threads they ran with."""
     record = common.read_results(common.RESULTS / f"{name}.json")
