@@ -341,9 +341,7 @@ def main(argv: list[str] | None = None) -> None:
                 "objective": "er",
                 "decomposition": decomposition(args.no_clean, args.no_standalone),
                 **({"baseline": args.baseline} if args.baseline else {}),
-                "generations": "made by this run (seeded results but the generations)"
-                if args.fresh_generations
-                else "from the seeded caches where present",
+                "generations": generations_source(args.fresh_generations, args.resume_cache),
                 "cross_fitted_weights": fitted_all,
             },
             figures,
@@ -352,6 +350,19 @@ def main(argv: list[str] | None = None) -> None:
             cache_misses=misses,
         )
         write_results(record, args.results_out)
+
+
+def generations_source(fresh: bool, resumed: list[Path]) -> str:
+    """Where the record's generations came from, for its ``data``."""
+    if not fresh:
+        return "from the seeded caches where present"
+    if not resumed:
+        return "made by this run (seeded results but the generations)"
+    return (
+        "made by this commit's generator (seeded results but the generations): read back "
+        f"from {len(resumed)} --resume-cache file(s) an interrupted run of it exported, "
+        "the rest made by this run"
+    )
 
 
 if __name__ == "__main__":

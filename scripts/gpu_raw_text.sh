@@ -24,6 +24,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT
 cd work
 timeout "${RUN_S:-420}" python3 -m scripts.notebook.bench_gpu_raw_text run --index dev-index \
   --data data --lm m/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf --device cuda --budget-s "${BUDGET_S:-240}" \
+  --batch-bios "${BATCH_BIOS:-32}" \
   --rows "$OUT/gpu-raw-rows.jsonl" --json "$OUT/gpu-raw-text.json" 2>&1 \
   | grep -v -E 'it/s\]|s/it\]' | tail -40
 ls -la "$OUT"

@@ -291,6 +291,15 @@ def test_a_raw_text_run_is_set_beside_its_baseline_per_subject():
     assert worse["raw text minus raw-text-98/worse by at most 0.5 on every subject"] == 0
 
 
+def test_a_raw_text_record_says_where_its_generations_came_from():
+    from scripts.bench_raw_text import generations_source
+
+    assert generations_source(False, []).startswith("from the seeded caches")
+    assert generations_source(True, []).startswith("made by this run")
+    resumed = generations_source(True, [Path("a.jsonl.gz"), Path("b.jsonl.gz")])
+    assert "2 --resume-cache file(s)" in resumed and "interrupted run" in resumed
+
+
 def test_fact_recall_samples_found_and_missed_facts_of_each_subject():
     """The recall's samples: per subject, found facts with the own fact that pairs with
     them and missed ones without, the same draw for the same seed."""

@@ -9,9 +9,10 @@ facts verified, end to end, by the 0.5B embedded model on the transformers backe
     # here: the results file (scripts/results/gpu-raw-text.json)
     python -m scripts.notebook.bench_gpu_raw_text record --json run.json --commit C --date D
 
-Bios are taken topic by topic in the tables' order (round robin over the frequency
-classes), all three subjects of a topic together, until ``--budget-s`` seconds of the
-run have passed; bios per minute count the bios finished, the model's loading excluded.
+Bios are taken in whole topics in the tables' order (round robin over the frequency
+classes), ``--batch-bios`` of them scheduled together (the cross-bio scheduler of
+``fscore eval``; 3: a topic's three subjects at a time), until ``--budget-s`` seconds of
+the run have passed; bios per minute count the bios finished, the model's loading excluded.
 Nothing is cached beforehand: every decomposition and every verdict is computed.
 """
 
@@ -22,6 +23,27 @@ import json
 import tempfile
 import time
 from pathlib import Path
+
+
+def topic_groups(bios: list, size: int) -> list[list]:
+    """The bios in order, in groups of whole topics of about ``size`` bios (at least one
+    topic a group): each group is scheduled together (``--batch-bios``), and the budget is
+    checked between groups.
+
+    Example:
+        >>> from types import SimpleNamespace as B
+        >>> bios = [B(topic=t) for t in "aaabbbccc"]
+        >>> [[b.topic for b in g] for g in topic_groups(bios, 5)]
+        [['a', 'a', 'a', 'b', 'b', 'b'], ['c', 'c', 'c']]
+        >>> len(topic_groups(bios, 3)), len(topic_groups(bios, 1)), len(topic_groups(bios, 32))
+        (3, 3, 1)
+    """
+    groups: list[list] = [[]]
+    for topic in dict.fromkeys(b.topic for b in bios):
+        if groups[-1] and len(groups[-1]) >= size:
+            groups.append([])
+        groups[-1] += [b for b in bios if b.topic == topic]
+    return [g for g in groups if g]
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -50,8 +72,8 @@ def run(args: argparse.Namespace) -> dict:
         bios = runner.bios(98)
         estimator = Estimator(config, build_components(config, lm=lm))
         rows, start = [], time.perf_counter()
-        for topic in dict.fromkeys(b.topic for b in bios):
-            rows += estimator.run([b for b in bios if b.topic == topic], None, progress=False)
+        for group in topic_groups(bios, args.batch_bios):
+            rows += estimator.run(group, None, progress=False, batch_bios=args.batch_bios)
             if time.perf_counter() - start > args.budget_s:
                 break
         seconds = time.perf_counter() - start
@@ -71,6 +93,7 @@ def run(args: argparse.Namespace) -> dict:
         "cores": os.cpu_count(),
         "cpu": platform.processor() or platform.machine(),
         "budget_s": args.budget_s,
+        "batch_bios": args.batch_bios,
         "lm": Path(args.lm).name,
         "dtype": str(lm.dtype).replace("torch.", ""),
         "generation_batch": lm.generation_batch,
@@ -95,14 +118,17 @@ def record(args: argparse.Namespace) -> dict:
     step = json.loads(args.json.read_text("utf-8"))
     names = ("bios", "topics", "responding", "errors", "facts", "seconds", "bios_per_minute",
              "facts_per_second", "load_s")  # fmt: skip
+    batch = step.get("batch_bios", 3)
     result = {
-        "name": "gpu-raw-text",
+        # a topic at a time is the 2026-11-27 record's; bios across topics get their own
+        "name": "gpu-raw-text" if batch == 3 else "gpu-raw-text-batched",
         "replay": False,
         "recorded_because": "it needs a GPU; CI and this project's machines have none",
         "command": "python -m scripts.notebook.bench_gpu_raw_text run --index dev-index "
         "--data DATA "
         f"--lm m/{step['lm']} --device cuda --budget-s {step.get('budget_s', 300):g} "
-        "(scripts/gpu_raw_text.sh)",
+        + (f"--batch-bios {batch} " if batch != 3 else "")
+        + "(scripts/gpu_raw_text.sh)",
         "module": "scripts.notebook.bench_gpu_raw_text",
         "argv": [],
         "commit": args.commit,
@@ -121,6 +147,7 @@ def record(args: argparse.Namespace) -> dict:
             "dtype": step["dtype"],
             "generation_batch": step["generation_batch"],
             "tail_batch": step["tail_batch"],
+            "batch_bios": batch,
             "verifier": step["verifier"],
             "facts_from": "the project's own decomposition (nothing cached)",
         },
@@ -139,6 +166,13 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--lm", required=True)
     r.add_argument("--device", default="cuda")
     r.add_argument("--budget-s", type=float, default=300.0)
+    r.add_argument(
+        "--batch-bios",
+        type=int,
+        default=3,
+        help="bios scheduled together, in whole topics (3: one topic at a time, as the "
+        "2026-11-27 run; fscore eval's default is 32)",
+    )
     r.add_argument("--rows", type=Path, required=True)
     r.add_argument("--json", type=Path, required=True)
     c = sub.add_parser("record")
