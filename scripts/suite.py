@@ -49,13 +49,8 @@ class Cell:
     condition: str
     slice: str
     record: str
-    seeds: str | tuple[str, ...] | None = None  # seed sets, given in this order
+    seeds: tuple[str, ...] = ()  # seed sets, given in this order
     resume: str | None = None
-
-    def seed_sets(self) -> tuple[str, ...]:
-        """The names of every seed set the cell reads, ``resume`` included."""
-        names = (self.seeds,) if isinstance(self.seeds, str) else self.seeds or ()
-        return (*names, *((self.resume,) if self.resume else ()))
 
 
 @dataclass(frozen=True)
@@ -71,13 +66,10 @@ class Suite:
     cells: tuple[Cell, ...]
     seeds: dict[str, list[str]] = field(default_factory=dict)
 
-    def seed_files(self, name: str | tuple[str, ...] | None) -> list[str]:
-        """The committed caches of a seed set (or of several, in order), globs expanded
-        (parts in number order)."""
+    def seed_files(self, name: str | None) -> list[str]:
+        """The committed caches of a seed set, globs expanded (parts in number order)."""
         if name is None:
             return []
-        if not isinstance(name, str):
-            return [f for one in name for f in self.seed_files(one)]
 
         def number_order(path: Path) -> list:
             return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path.name)]
@@ -103,7 +95,7 @@ class Suite:
             _Keep(condition=self.conditions[cell.condition], slice=self.slices[cell.slice])
         )
         seeds = " ".join(
-            [f"--seed-cache {s}" for s in self.seed_files(cell.seeds)]
+            [f"--seed-cache {s}" for name in cell.seeds for s in self.seed_files(name)]
             + [f"--resume-cache {s}" for s in self.seed_files(cell.resume)]
         )
         return " ".join(line.replace("{seeds}", seeds).split())
@@ -134,15 +126,15 @@ def load(path: Path) -> Suite:
         for name, known in (("condition", suite.conditions), ("slice", suite.slices)):
             if getattr(cell, name) not in known:
                 raise ValueError(f"{path.name}: {cell.record}: no {name} {getattr(cell, name)!r}")
-        for seeds in cell.seed_sets():
+        for seeds in (*cell.seeds, *filter(None, [cell.resume])):
             if seeds not in suite.seeds:
                 raise ValueError(f"{path.name}: {cell.record}: no seeds {seeds!r}")
     return suite
 
 
-def _names(seeds: str | list[str] | None) -> str | tuple[str, ...] | None:
-    """A cell's ``seeds`` as written: one set's name, or a list of them (kept as a tuple)."""
-    return tuple(seeds) if isinstance(seeds, list) else seeds
+def _names(seeds: str | list[str] | None) -> tuple[str, ...]:
+    """A cell's ``seeds`` as written (one set's name, a list of them, or none) as a tuple."""
+    return (seeds,) if isinstance(seeds, str) else tuple(seeds or ())
 
 
 @cache
