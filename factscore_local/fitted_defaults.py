@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from factscore_local.data import data_file
+from factscore_local.lm.names import known_name, served_name
 
 MODEL_DEFAULTS_PATH = data_file("model-defaults.json")
 DEFAULTS_SCHEMA = 2
@@ -25,21 +25,15 @@ THRESHOLD_KEYS = ("margin", "np_threshold", "raw_text_shift")
 
 
 def model_name(lm: str | None, lm_model: str | None = None) -> str:
-    """The name an LM spec goes by: an embedded name, a file or directory's name, or for
-    a server (``http://HOST:PORT/v1``) the name of the model it serves (``lm_model``, or
-    the one ``/models`` lists), so the embedded models' fitted rules apply when a server
-    serves their weights."""
-    from factscore_local.model_store import DEFAULT_LM
-
-    if lm is None:
-        return DEFAULT_LM
-    from factscore_local.lm.server_client import is_server_spec
-
-    if is_server_spec(lm):
+    """The name an LM spec goes by (``lm/names.py``). For a server without ``lm_model``
+    this asks the server which model it serves (``GET /models``): for commands that talk
+    to a server on purpose; building a config never calls it (``known_name``)."""
+    name = known_name(lm, lm_model)
+    if name is None:
         from factscore_local.lm.server_client import served_model
 
-        lm = served_model(lm, lm_model)
-    return Path(lm).name.removesuffix(".gguf")
+        name = served_name(served_model(lm, lm_model))
+    return name
 
 
 @dataclass(frozen=True)
@@ -86,23 +80,62 @@ def _models() -> dict[str, dict]:
 
 def model_defaults(lm: str | None, lm_model: str | None = None) -> dict[str, Any]:
     """The shipped entry of this LM (``default_rule`` and ``rules``; {} when none)."""
-    return _models().get(model_name(lm, lm_model), {})
+    return defaults_of(model_name(lm, lm_model))
+
+
+def defaults_of(name: str | None) -> dict[str, Any]:
+    """The shipped entry of the model of this name ({} when none, or no name)."""
+    return _models().get(name, {}) if name else {}
 
 
 def default_rule(lm: str | None, lm_model: str | None = None) -> str | None:
     """The rule shipped as this LM's default (None: the LM has none)."""
-    return model_defaults(lm, lm_model).get("default_rule")
+    return defaults_of(model_name(lm, lm_model)).get("default_rule")
 
 
 def shipped_rule(lm: str | None, rule: str, lm_model: str | None = None) -> ShippedRule | None:
     """The settings shipped for ``rule`` (any of its names) with this LM, or None."""
+    return shipped_rule_of(model_name(lm, lm_model), rule)
+
+
+def shipped_rule_of(name: str | None, rule: str) -> ShippedRule | None:
+    """The settings shipped for ``rule`` (any of its names) with the model of this name."""
     from factscore_local.pipeline.decision.verifiers import get_verifier
 
     verifier = get_verifier(rule)
-    entry = model_defaults(lm, lm_model).get("rules", {}).get(verifier.name)
+    entry = defaults_of(name).get("rules", {}).get(verifier.name)
     if entry is None:
         return None
     settings = {k: entry[k] for k in THRESHOLD_KEYS if k in entry}
     if "weights" in entry:
         settings["rule_weights"] = verifier.weights_from(entry["weights"])
     return ShippedRule(verifier.name, settings, dict(entry.get("provenance", {})))
+
+
+def weights_match(name: str, sha256: str | None) -> bool | None:
+    """Whether weights of this sha256 are those the model ``name``'s rules were fitted on
+    (the embedded model's own digest): True, False, or None where it cannot be told (no
+    digest, or a model this release does not embed)."""
+    from factscore_local.model_store import EMBEDDED_MODELS
+
+    model = EMBEDDED_MODELS.get(name)
+    if model is None or not sha256:
+        return None
+    return sha256.startswith(model.sha256)
+
+
+def rule_entry(config, lm: dict | None) -> dict:
+    """The run record's account of the rule a run applied: its name, where its thresholds
+    came from, the model they were fitted for, and whether the LM's weights are that
+    model's (``weights``: "same" by sha256, "other", or "not checked" where the LM's
+    digest is not known here, e.g. a server's weights on another machine)."""
+    entry = {"name": config.verifier, "thresholds_from": config.thresholds_from,
+             "fitted_for": None, "weights": None}  # fmt: skip
+    prefix = "fitted defaults of "
+    for source in config.thresholds_from.split(", "):
+        if source.startswith(prefix):
+            entry["fitted_for"] = name = source[len(prefix) :]
+            sha = (lm or {}).get("served_sha256", (lm or {}).get("sha256"))
+            match = weights_match(name, sha)
+            entry["weights"] = {True: "same", False: "other", None: "not checked"}[match]
+    return entry

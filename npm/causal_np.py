@@ -52,7 +52,10 @@ def content_probability(
 
 
 class CausalNPScorer:
-    """NP-like probability of atomic facts from a causal LM (a ``LocalLM``)."""
+    """NP-like probability of atomic facts from a causal LM (an ``LM`` that gives prompt
+    log-probabilities)."""
+
+    scores_batches = True  # probabilities() of many pairs at once
 
     def __init__(self, lm, no_content_value: float = 0.0) -> None:
         self.lm = lm

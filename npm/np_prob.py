@@ -106,6 +106,8 @@ class NPStats:
 class NPScorer:
     """NP of atomic facts against passages with a local masked-LM encoder."""
 
+    scores_batches = False  # probability() of one pair at a time
+
     def __init__(
         self,
         model_dir: str | Path | None = None,

@@ -122,7 +122,7 @@ def test_an_embedded_model_brings_its_fitted_thresholds(tmp_path):
     assert margin.margin == small and "fitted defaults" in margin.thresholds_from
     explicit = build_config({"index": tmp_path, "lm": SMALL_LM, "verifier": "retrieve-lm",
                              "margin": 0.5})  # fmt: skip
-    assert explicit.margin == 0.5 and explicit.thresholds_from == "built-in defaults"
+    assert explicit.margin == 0.5 and explicit.thresholds_from == "options"
     settings = {"verifier": "retrieve-lm", "margin": 0.25, "np_threshold": 0.3}
     from_file = build_config({"index": tmp_path, "lm": SMALL_LM}, settings, explicit=set())
     assert from_file.margin == 0.25 and from_file.thresholds_from == "settings file"

@@ -408,7 +408,7 @@ def test_reference_decomposition_prompt(db_index):
 
     def decomposer(config: EvalConfig):
         # Building prompts needs no model: an LM that is never called.
-        no_model = CachedLM(object(), ResultCache(None), "no model")
+        no_model = CachedLM(None, ResultCache(None), "no model")
         return build_components(config, lm=no_model).decomposer.get()
 
     demons = require(SHARED / "factscore" / "demos" / "demons.json")

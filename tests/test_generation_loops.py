@@ -30,6 +30,8 @@ def test_cut_reads_only_what_comes_before_it() -> None:
 
 
 class _NoLM:
+    capabilities = frozenset()  # nothing: every output is read from the cache
+
     def generate(self, prompts, max_new_tokens, stop):
         raise AssertionError("every output is cached")
 

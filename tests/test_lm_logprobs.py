@@ -123,10 +123,9 @@ def hf_lm(hf_small_lm):
 
 
 def test_a_dtype_is_the_transformers_backends_alone(small_lm, hf_lm):
-    from factscore_local.pipeline.components import backend_identity
 
-    assert str(hf_lm.dtype) == "torch.float32" and backend_identity(hf_lm) == "transformers"
-    assert backend_identity(small_lm) == "llama.cpp"
+    assert str(hf_lm.dtype) == "torch.float32" and hf_lm.backend_identity() == "transformers"
+    assert small_lm.backend_identity() == "llama.cpp"
     with pytest.raises(ValueError, match="needs the transformers backend"):
         load_lm(SMALL_LM, backend="llama.cpp", dtype="float32")
     with pytest.raises(ValueError, match="unknown LM dtype"):
@@ -387,13 +386,12 @@ def test_half_precision_keeps_float32_logits():
     """A GPU runs the transformers backend in bf16; its vocabulary projection stays in
     float32, so margins do not move in bf16's steps of 0.125 (checked here with bf16 on the
     CPU: the same arithmetic, no GPU needed)."""
-    from factscore_local.pipeline.components import backend_identity
 
     full = load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu")
     half = load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu", dtype="bfloat16")
     assert half._head is not None and full._head is None
     # bf16 on the CPU is not the CPU's default: its results are cached apart
-    assert (backend_identity(full), backend_identity(half)) == (
+    assert (full.backend_identity(), half.backend_identity()) == (
         "transformers",
         "transformers@bfloat16",
     )

@@ -48,7 +48,7 @@ def test_what_is_no_conflict():
 
 def test_the_place_veto_rule_rejects_a_place_conflict_whatever_its_score():
     rule = get_verifier(PLACE_VETO_RULE)
-    assert rule.features == SLOTS_RULE_FEATURES and rule.uses_slots
+    assert rule.features == SLOTS_RULE_FEATURES and "slots" in rule.signals
     weights = (0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # the margin alone decides...
     slots = np.array([PLACE_CONFLICT, -3.0, -2.0, -1.0, 1.0])
     signals = {"margin": np.full(5, 2.0), "np": np.zeros(5), "coverage": np.ones(5),

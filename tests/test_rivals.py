@@ -61,7 +61,7 @@ def test_the_lead_is_how_far_the_best_rival_beats_the_fact():
 
 def test_the_rivals_rule_weighs_the_lead():
     rule = get_verifier(RIVALS_RULE)
-    assert rule.uses_rivals and rule.features == RIVALS_RULE_FEATURES
+    assert "rivals" in rule.signals and rule.features == RIVALS_RULE_FEATURES
     # bias 0, margin 1, the rival lead -1, the rest 0: a lead above the margin rejects.
     weights = (0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0)
     signals = {"margin": np.array([1.0, 1.0, 1.0]), "np": np.zeros(3),

@@ -22,7 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from factscore_local.lm.protocol import PROMPT_LOGPROBS
 from factscore_local.lm.server_client import ServerClient, ServerError
+from factscore_local.pipeline.decision.verifiers import list_rules
+from factscore_local.pipeline.plan import PlanError, plan_for
 from scripts.llama_server import LlamaServer, free_port
 from tests.conftest import SHARED, require
 
@@ -206,9 +209,11 @@ def test_server_lm_reads_verdicts_and_statement_logprobs_from_prompt_logprobs():
         [[yes, no]] = lm.choice_logits(["Q?"], [("Yes",), (" maybe",)])
         assert (yes, no) == (-2.5, -2.5) and lm.stats.extra["label_not_in_top"] == 1
         assert lm.generate(["P"], 8, ["\n"]) == ["first line"]
-        lm.check_run("retrieve-lm+np", needs_np=True, needs_states=False)
-        with pytest.raises(ServerError, match="hidden states cannot be read.*" + re.escape(url)):
-            lm.check_run("x-head", needs_np=False, needs_states=True)
+        # the plan of a rule with NP runs; one with a state head stops, naming what lacks
+        plan_for("retrieve-lm+np").check(lm)
+        head_rule = next(r.name for r in list_rules(everything=True) if "head" in r.signals)
+        with pytest.raises(PlanError, match=re.escape(url) + ".*hidden states.*rules it can run"):
+            plan_for(head_rule).check(lm)
         with pytest.raises(ServerError, match="chat template of 'fake-model'.*--verify-format"):
             lm.chat("a question")
 
@@ -222,9 +227,11 @@ def test_a_server_without_prompt_logprobs_scores_rules_without_np_only():
         lm = ServerLM(url)
         assert lm.prompt_logprobs is None
         assert lm.cache_identity(ResultCache(None)).endswith("|server|no-prompt-logprobs")
-        lm.check_run("retrieve-lm", needs_np=False, needs_states=False)
-        with pytest.raises(ServerError, match=re.escape(url) + ".*--verifier retrieve-lm"):
-            lm.check_run("retrieve-lm+np", needs_np=True, needs_states=False)
+        assert PROMPT_LOGPROBS not in lm.capabilities
+        plan_for("retrieve-lm").check(lm)
+        with pytest.raises(PlanError, match=re.escape(url) + ".*prompt log-probabilities "
+                           r"\(for NP read from the verification pass\).*retrieve-lm"):  # fmt: skip
+            plan_for("retrieve-lm+np").check(lm)
         [(verdict, ids, _)] = lm.true_false_with_statement(["S: x\nTrue?"], ["S:"], [(2, 4)])
         assert verdict.margin == pytest.approx(1.2) and ids == []
 
@@ -247,9 +254,12 @@ def test_malformed_completions_stop_the_run():
 
 
 def test_a_served_embedded_model_gets_its_fitted_rule(tmp_path):
-    """The 0.5B's fitted rule, by --lm-model (no request), or by the name the server lists
-    (llama-cpp-python's server lists the GGUF's path)."""
+    """The 0.5B's fitted rule, by --lm-model, or by the name the server lists
+    (llama-cpp-python's server lists the GGUF's path) once the run is connected: building
+    the config sends no request."""
     from factscore_local.config import build_config
+    from factscore_local.config.build import with_served_defaults
+    from factscore_local.lm.names import served_name
     from factscore_local.model_store import SMALL_LM
 
     local = build_config({"index": tmp_path, "lm": SMALL_LM})
@@ -257,13 +267,43 @@ def test_a_served_embedded_model_gets_its_fitted_rule(tmp_path):
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     config = build_config({"index": tmp_path, "lm": url, "lm_model": SMALL_LM})
     assert (config.verifier, config.thresholds) == (local.verifier, local.thresholds)
+    assert config.defaults_pending is None
+    requests = []
     listed = {"data": [{"id": f"/models/{SMALL_LM}.gguf", "owned_by": "me"}]}
-    with http_server(lambda m, p, b: (200, listed)) as url:
-        config = build_config({"index": tmp_path, "lm": url})
-    assert (config.verifier, config.thresholds) == (local.verifier, local.thresholds)
-    assert config.thresholds_from == local.thresholds_from
+    with http_server(lambda m, p, b: (requests.append(p), (200, listed))[1]) as url:
+        config = build_config({"index": tmp_path, "lm": url, "k": 3})
+    assert requests == [] and config.defaults_pending == ()
+    resolved = with_served_defaults(config, served_name(listed["data"][0]["id"]))
+    assert (resolved.verifier, resolved.thresholds) == (local.verifier, local.thresholds)
+    assert resolved.thresholds_from == local.thresholds_from and resolved.k == 3
+    assert resolved.defaults_pending is None
+    # what was given stays: another rule, and a margin
+    given = build_config({"index": tmp_path, "lm": url, "verifier": "retrieve-lm",
+                          "margin": 0.4})  # fmt: skip
+    kept = with_served_defaults(given, SMALL_LM)
+    assert (kept.verifier, kept.margin) == ("retrieve-lm", 0.4)
     with pytest.raises(ValueError, match="--lm-model names a model of an LM server"):
         build_config({"index": tmp_path, "lm": SMALL_LM, "lm_model": "x"})
+
+
+def test_a_run_on_an_unreachable_server_stops_before_the_first_bio(db_index, tmp_path):
+    """The config builds with no request; the run stops at its plan check, where the LM
+    is connected, with one line naming the URL, and writes no row."""
+    from click.testing import CliRunner
+
+    from factscore_local.cli import main
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    bios = tmp_path / "bios.jsonl"
+    bios.write_text(json.dumps({"topic": "Ada Lovelace", "output": "She wrote notes."}) + "\n")
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(main, ["eval", "--index", str(db_index), "--input", str(bios),
+                                       "--lm", url, "--out", str(out), "--quiet"])  # fmt: skip
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and url in lines[0]
+    assert "cannot be reached" in lines[0] and "Traceback" not in result.output
+    assert not out.exists() or out.read_text() == ""
 
 
 # --- a real llama.cpp server with the embedded 0.5B (slow) ------------------------------

@@ -62,7 +62,9 @@ def test_a_contradicted_number_has_its_own_value():
     page = ["She appeared in 63 films and won 2 awards between 1950 and 1970."]
     assert slot_signal("She appeared in 63 films.", page) == 1.0
     assert slot_signal("She appeared in 40 films.", page) == -2.0
-    assert slot_signal("She appeared in films from 1955.", page) == -3.0  # a year, not -2
+    assert slot_signal("She appeared in films from 1975.", page) == -3.0  # a year, not -2
+    # "between 1950 and 1970" is a range: a year within it meets it.
+    assert slot_signal("She appeared in films from 1955.", page) == 1.0
     # An approximation holds for a value within a quarter of it, not for one far off.
     assert slot_signal("She appeared in over 60 films.", page) == 1.0
     assert slot_signal("She appeared in over 90 films.", page) == -2.0
@@ -124,12 +126,14 @@ def test_the_roles_a_page_gives_its_years_and_nationality():
     assert slot_signal("Teresa Palmer is an Australian actress.", lead, "Teresa Palmer") == 1.0
     assert slot_signal("Teresa Palmer is an American.", lead, "Teresa Palmer") == -4.0
     assert slot_signal("Palmer is Canadian.", lead, "Teresa Palmer") == -4.0
-    assert slot_signal("Her father is Canadian.", lead, "Teresa Palmer") == 1.0
+    # Not about her, and "Canadian" stands only beside none of the fact's terms (a series):
+    # neither a conflict nor a confirmation.
+    assert slot_signal("Her father is Canadian.", lead, "Teresa Palmer") == 0.0
 
 
 def test_the_number_veto_rejects_whatever_the_score():
     rule = get_verifier(NUMBER_VETO_RULE)
-    assert rule.features == SLOTS_RULE_FEATURES and rule.uses_slots
+    assert rule.features == SLOTS_RULE_FEATURES and "slots" in rule.signals
     weights = (0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # the margin alone decides...
     signals = {"margin": np.full(4, 2.0), "np": np.zeros(4), "coverage": np.ones(4),
                "slots": np.array([-2.0, -1.0, 0.0, 1.0])}  # fmt: skip
@@ -149,7 +153,7 @@ def test_the_number_veto_rejects_whatever_the_score():
 
 def test_the_slots_rule_weighs_a_conflict():
     rule = get_verifier(SLOTS_RULE)
-    assert rule.features == SLOTS_RULE_FEATURES and rule.uses_slots and rule.needs_evidence
+    assert rule.features == SLOTS_RULE_FEATURES and "slots" in rule.signals and rule.needs_evidence
     # bias 0, margin 1, the rest 0 but the conflict's weight -5: a conflict vetoes margin 2.
     weights = (0.0, 1.0, 0.0, 0.0, 0.0, -5.0, 0.0)
     signals = {"margin": np.array([2.0, 2.0, 2.0]), "np": np.zeros(3),

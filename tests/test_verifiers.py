@@ -55,7 +55,7 @@ def test_the_paper_verifiers_are_registered():
         "random",
     }
     ensemble = get_verifier("retrieve-lm+np")
-    assert ensemble.uses_margin and ensemble.uses_np and ensemble.needs_evidence
+    assert {"margin", "np"} <= set(ensemble.signals) and ensemble.needs_evidence
     assert not get_verifier("no-context-lm").needs_evidence
     signals = {"margin": np.array([1.0, 1.0, -1.0]), "np": np.array([0.5, 0.1, 0.9])}
     decided = ensemble.decide(signals, Thresholds(0.0, 0.3), 3)

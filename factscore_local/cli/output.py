@@ -132,6 +132,9 @@ def print_result(result: EvalResult, as_json: bool) -> None:
         lm = (result.record or {}).get("lm")
         if lm:
             click.echo(f"LM: {lm['name']} ({lm['backend']}, on {lm['device']})")
+        rule = (result.record or {}).get("rule")
+        if rule:
+            click.echo(f"rule: {rule_line(rule)}")
         cut = [r for r in result.rows if r.skipped_sentences]
         if cut:
             click.echo(
@@ -148,3 +151,13 @@ def print_result(result: EvalResult, as_json: bool) -> None:
     if summary["n_bios"] == 0:
         click.echo("error: no line of the input could be scored", err=True)
         sys.exit(1)
+
+
+def rule_line(rule: dict) -> str:
+    """Which rule a run applied and why, from its run record's ``rule`` entry."""
+    if rule.get("fitted_for") is None:
+        return f"{rule['name']}, thresholds from {rule['thresholds_from']}"
+    why = {"same": "the same weights, by sha256", "other": "OTHER weights than it was fitted "
+           "on: calibrate for these (fscore calibrate)", "not checked": "by the model's "
+           "name; its weights could not be checked here"}[rule["weights"]]  # fmt: skip
+    return f"{rule['name']}, fitted for {rule['fitted_for']} ({why})"

@@ -280,9 +280,16 @@ class EvalConfig:
     thresholds_from: str = setting(
         "built-in defaults", "Where margin and np_threshold came from.", cli=False
     )
+    # For a server whose model is not named: the fitted settings given explicitly, while
+    # the served model's own fitted defaults wait for its name (config/build.py).
+    defaults_pending: tuple[str, ...] | None = setting(
+        None, "Fitted settings given, while the served model's defaults are pending.", cli=False
+    )
 
     def __post_init__(self) -> None:
         get_verifier(self.verifier)  # raises on an unknown name, listing the known ones
+        if self.defaults_pending is not None:  # a list where a run record was read
+            object.__setattr__(self, "defaults_pending", tuple(self.defaults_pending))
         if self.lm_model is not None and not is_server_spec(self.lm):
             raise ValueError("--lm-model names a model of an LM server (--lm http://HOST:PORT/v1)")
         for f in fields(self):

@@ -78,7 +78,7 @@ def run_config_with_ray(
         progress=progress,
     )
     options = {**dict(run_options or {}), **ray.as_run_option()}
-    return finish_run(config, run.rows, run.components, out, inputs, options)
+    return finish_run(run.config or config, run.rows, run.components, out, inputs, options)
 
 
 def evaluate_on_ray(

@@ -40,7 +40,6 @@ from factscore_local.distributed.cluster import (
     start_actors,
     worker_device,
 )
-from factscore_local.npm.defaults import JOINT_NP
 from factscore_local.pipeline.records.inputs import Bio
 from factscore_local.pipeline.records.rows import BioRow
 
@@ -68,16 +67,6 @@ def journal_path(out: Path) -> Path:
     return out.with_name(out.name + ".partial.jsonl")
 
 
-def needs_lm(config: EvalConfig) -> bool:
-    """Whether a run with ``config`` loads the LM (decomposition, the True/False margin or
-    the causal NP): its workers then load it before the first bio."""
-    from factscore_local.pipeline.decision.verifiers import get_verifier
-
-    verifier = get_verifier(config.verifier)
-    causal_np = verifier.uses_np and config.np_model_spec in ("lm", JOINT_NP)
-    return not config.use_atomic_facts or verifier.uses_margin or causal_np
-
-
 class EvalWorker:
     """One Ray worker: an estimator whose components (and LM) are built once."""
 
@@ -92,19 +81,19 @@ class EvalWorker:
 
             enforce_offline()
             estimator = Estimator(self.config)
-            if needs_lm(self.config):
-                estimator.lm()
+            estimator.prepare()  # the LM the plan needs, loaded and checked
             self.estimator = estimator
         return self.estimator
 
     def prepare(self) -> dict:
         """Loads the components; says where this worker runs and with which LM."""
-        lm = self._ready().components.lm
-        raw = lm.get().lm if lm.loaded else None
+        components = self._ready().components
+        raw = components.lm.get().lm if components.lm.loaded else None
         return {
             "pid": os.getpid(),
-            "backend": getattr(raw, "backend", None),
-            "device": str(getattr(raw, "device", "cpu")) if raw is not None else None,
+            "backend": None if raw is None else raw.backend,
+            "device": None if raw is None else str(raw.device),
+            "lm": None if raw is None else raw.fingerprint(components.cache),
         }
 
     def evaluate(self, bios: list[Bio]) -> dict:
@@ -128,10 +117,13 @@ class EvalWorker:
 
 @dataclass
 class RemoteLM:
-    """What the run record reads of the LM that the workers loaded."""
+    """The LM the workers loaded, as the run record reads it: the fingerprint one of them
+    reported (``EvalWorker.prepare``)."""
 
-    backend: str
-    device: str = "cpu"
+    entry: dict
+
+    def fingerprint(self, cache) -> dict:
+        return dict(self.entry)
 
 
 @dataclass
@@ -145,6 +137,7 @@ class RayEvaluation:
 
     rows: list[BioRow]
     components: Any
+    config: EvalConfig | None = None  # the run's settings, a server's fitted defaults applied
     workers: list[dict] = field(default_factory=list)
     pids: set[int] = field(default_factory=set)  # worker processes that returned rows
     resumed: int = 0  # rows taken from the journal of an interrupted run
@@ -236,16 +229,22 @@ def _write_rows(out: Path, rows: Sequence[BioRow]) -> None:
     tmp.replace(out)
 
 
-def _backend_of(config: EvalConfig) -> str:
-    """The backend ``load_lm`` picks for the config's LM."""
+def _fingerprint_here(config: EvalConfig, device: str, cache) -> dict:
+    """The run record's LM entry made on the driver, when no worker loaded the LM (every
+    row came from the journal): the weights' digest, without loading them."""
+    from factscore_local.lm.names import known_name
     from factscore_local.lm.server_client import is_server_spec
     from factscore_local.model_store import resolve_lm
+    from factscore_local.runtime.weights import lm_fingerprint
 
     if is_server_spec(config.lm):
-        return "server"
-    if config.backend != "auto":
-        return config.backend
-    return "llama.cpp" if resolve_lm(config.lm).is_file() else "transformers"
+        name = known_name(config.lm, config.lm_model)
+        return {"name": name, "path": None, "size": None, "sha256": None,
+                "backend": "server", "device": "server", "url": config.lm}  # fmt: skip
+    path = resolve_lm(config.lm)
+    backend = config.backend if config.backend != "auto" else (
+        "llama.cpp" if path.is_file() else "transformers")  # fmt: skip
+    return {**lm_fingerprint(path, backend, cache), "device": device}
 
 
 def worker_config(config: EvalConfig, threads_per_worker: int, gpus_per_worker: float):
@@ -256,17 +255,28 @@ def worker_config(config: EvalConfig, threads_per_worker: int, gpus_per_worker: 
     return replace(config, threads=threads_per_worker, device=device)
 
 
-def check_server(config: EvalConfig) -> None:
-    """With ``--lm URL``: the server answers its model list, or the run stops before any
-    worker starts, naming the URL (each worker would otherwise fail on its own)."""
-    from factscore_local.lm.server_client import ServerClient, ServerError, is_server_spec
+def check_server(config: EvalConfig) -> EvalConfig:
+    """With ``--lm URL``: connects to the server before any worker starts, applies its
+    model's fitted defaults where they were pending, and checks the run's plan against
+    what it gives, so the run stops here naming the URL (each worker would otherwise fail
+    on its own). Returns the config the workers run."""
+    from factscore_local.config.build import with_served_defaults
+    from factscore_local.lm import load_lm
+    from factscore_local.lm.server_client import ServerError, is_server_spec
+    from factscore_local.pipeline.plan import plan_run
 
     if not is_server_spec(config.lm):
-        return
+        return config
     try:
-        ServerClient(config.lm, retries=1).models()
+        lm = load_lm(config.lm, lm_model=config.lm_model, concurrency=1)
     except ServerError as exc:
         raise RayEngineError(str(exc)) from exc
+    try:
+        config = with_served_defaults(config, lm.model_name)
+        plan_run(config).check(lm)
+    finally:
+        lm.close()
+    return config
 
 
 def evaluate_with_ray(
@@ -308,6 +318,7 @@ def evaluate_with_ray(
     from tqdm import tqdm
 
     from factscore_local.pipeline.components import Lazy
+    from factscore_local.pipeline.plan import plan_run
     from factscore_local.runtime.cache import ResultCache
 
     if workers < 1 or threads_per_worker < 1 or gpus_per_worker < 0:
@@ -315,7 +326,7 @@ def evaluate_with_ray(
     require_ray()
     if address:  # before anything is read or written
         check_reachable(address)
-    check_server(config)
+    config = check_server(config)
     remote_config = worker_config(config, threads_per_worker, gpus_per_worker)
     start = time.perf_counter()
     run_key = _run_key(config, bios)
@@ -374,17 +385,15 @@ def evaluate_with_ray(
         journal_file.unlink(missing_ok=True)
     cache = ResultCache(config.cache)
     cache.hits, cache.misses = hits, misses
-    loaded = next((w for w in infos if w.get("backend")), None)
-    if loaded is None and needs_lm(config):  # every row came from the journal
-        loaded = {"backend": _backend_of(config), "device": remote_config.device}
-    if loaded is not None:
-        lm = Lazy.of(SimpleNamespace(lm=RemoteLM(loaded["backend"], loaded["device"])))
-    else:
-        lm = Lazy(lambda: None)
+    entry = next((w["lm"] for w in infos if w.get("lm")), None)
+    if entry is None and plan_run(config).loads_lm:  # every row came from the journal
+        entry = _fingerprint_here(config, remote_config.device, cache)
+    lm = Lazy.of(SimpleNamespace(lm=RemoteLM(entry))) if entry is not None else Lazy(lambda: None)
     components = SimpleNamespace(cache=cache, lm=lm)
     return RayEvaluation(
         rows=rows,
         components=components,
+        config=config,
         workers=infos,
         pids=pids,
         resumed=resumed,

@@ -23,6 +23,7 @@ from factscore_local.config import EvalConfig, model_name
 from factscore_local.labels.calibration import collect, fit
 from factscore_local.labels.heads import fold_heads, held_out_scores
 from factscore_local.pipeline.decision.verifiers import get_verifier, state_pass
+from factscore_local.pipeline.plan import plan_run
 from factscore_local.pipeline.records.rows import BioRow, FactResult
 
 
@@ -104,7 +105,7 @@ def calibrate_with_head(
     record = {"model": model_name(config.lm), "verifier_prompt": config.verify_question}
     head = fit_head(states, supported, topics, kind, seed, record)
     head.save(Path(head_path))
-    if get_verifier(config.verifier).uses_head:
+    if plan_run(config).head:
         rows = with_held_out_head(rows, states, supported, topics, kind, seed)
     fitted = fit(collect(rows), config.verifier, objective, config.thresholds)
     fitted["head"] = str(Path(head_path).resolve())

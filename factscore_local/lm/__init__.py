@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from factscore_local.lm.base import LocalLM, TrueFalse
+from factscore_local.lm.protocol import LM
 from factscore_local.lm.server_client import DEFAULT_CONCURRENCY, is_server_spec
 from factscore_local.model_store import resolve_lm
 from factscore_local.runtime.core_slots import hold_cores
@@ -28,7 +29,7 @@ def load_lm(
     dtype: str = "auto",
     lm_model: str | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
-) -> LocalLM:
+) -> LM:
     """Load a local causal LM, or connect to an LM server.
 
     Args:
@@ -48,7 +49,7 @@ def load_lm(
         concurrency: requests in flight to a server at most.
 
     Returns:
-        A :class:`LocalLM`.
+        An :class:`LM` (``lm/protocol.py``): an in-process engine or a ``ServerLM``.
 
     Example:
         >>> lm = load_lm("qwen2.5-coder-0.5b-instruct-q4_k_m", device="cpu")  # doctest: +SKIP
@@ -85,9 +86,9 @@ def load_lm(
         lm = HFCausalLM(
             Path(path), threads=threads, device=device, dtype=None if dtype == "auto" else dtype
         )
-    if not is_gpu(getattr(lm, "device", "cpu")):  # CPU model processes take turns
+    if not is_gpu(lm.device):  # CPU model processes take turns
         hold_cores(threads, f"{path.name} ({lm.backend})")
     return lm
 
 
-__all__ = ["BACKENDS", "DTYPES", "LocalLM", "TrueFalse", "is_server_spec", "load_lm"]
+__all__ = ["BACKENDS", "DTYPES", "LM", "LocalLM", "TrueFalse", "is_server_spec", "load_lm"]

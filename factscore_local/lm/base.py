@@ -24,28 +24,26 @@ from __future__ import annotations
 import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 # common_prefix and prefix_order are imported from here by other modules and tests.
-from factscore_local.lm.prompt_tokens import PromptTokens, prefix_order
+from factscore_local.lm.prompt_tokens import FALSE_WORDS as FALSE_WORDS
+from factscore_local.lm.prompt_tokens import TRUE_WORDS as TRUE_WORDS
+from factscore_local.lm.prompt_tokens import LabelTokens, prefix_order
+from factscore_local.lm.prompt_tokens import LMStats as LMStats
+from factscore_local.lm.prompt_tokens import answer_words as answer_words
 from factscore_local.lm.prompt_tokens import common_prefix as common_prefix
+from factscore_local.lm.protocol import IN_PROCESS
 
 # The generation cut-offs, imported from here by the backends and tests.
 from factscore_local.lm.stops import LOOP_REPEATS as LOOP_REPEATS
 from factscore_local.lm.stops import cut_at_stop as cut_at_stop
 from factscore_local.lm.stops import cut_loop as cut_loop
 from factscore_local.lm.stops import loop_end as loop_end
-
-
-def answer_words(word: str) -> tuple[str, ...]:
-    """The spellings of an answer word whose first token counts for it."""
-    return (word, f" {word}", word.lower(), f" {word.lower()}")
-
-
-TRUE_WORDS = answer_words("True")
-FALSE_WORDS = answer_words("False")
+from factscore_local.runtime.device import is_gpu
 
 
 @dataclass(frozen=True)
@@ -59,15 +57,6 @@ class TrueFalse:
         return self.true_logit - self.false_logit
 
 
-@dataclass
-class LMStats:
-    prompts: int = 0
-    prompt_tokens: int = 0  # tokens of all True/False prompts
-    evaluated_tokens: int = 0  # tokens actually run through the model (the rest reused)
-    generated_tokens: int = 0
-    extra: dict = field(default_factory=dict)
-
-
 def log_normaliser(rows: np.ndarray) -> np.ndarray:
     """log sum exp of each row. The exponentials are taken in float32, which numpy
     vectorises on AVX2 (30 against 13 ms for a statement's ~20 rows over a 152k
@@ -78,58 +67,76 @@ def log_normaliser(rows: np.ndarray) -> np.ndarray:
     return top[:, 0] + np.log(shifted.sum(axis=1, dtype=np.float64))
 
 
-class LocalLM(PromptTokens, ABC):
+class LocalLM(LabelTokens, ABC):
+    """The prefix engine the in-process backends share (llama.cpp, transformers): the
+    canonical evaluation of prompts described in the module docstring, over a backend's
+    ``_tail_logits``. It implements the ``LM`` protocol (``lm/protocol.py``)."""
+
     name: str
     backend: str
+    path: Path  # the weights: a GGUF file or a Hugging Face directory
+    device: str = "cpu"
+    capabilities: frozenset[str] = IN_PROCESS
+    default_dtype = True  # False: a precision other than the device's default (transformers)
+    dtype: object = None  # the transformers backend's torch dtype
     tail_batch: int = 1  # verification prompts sharing a prefix run as one batch of this many
 
     def __init__(self) -> None:
-        self.stats = LMStats()
-        # First-token ids of label words, per tuple of labels (looked up once).
-        self._choice_ids: dict[tuple, list[list[int]]] = {}
+        super().__init__()
         # The prefix held canonically in the backend's cache (see the module docstring); it
         # carries over to the next call (the next slice of sorted prompts).
         self._prefix: list[int] | None = None
         # Where the held prefix's outer level ends (0: it was evaluated as one level).
         self._base = 0
-        # Token ids of recent shared prefixes, and whether the tokenizer splits exactly after
-        # a prefix before a given first word (see ``_encode``): a few pages at a time.
-        self._prefix_ids: dict[str, list[int]] = {}
-        self._splits: dict[tuple[str, str], bool] = {}
-        # The final hidden state at each verdict position (``read_states``): asked for by
-        # ``true_false_with_statement``, read by the backend only while a tail is evaluated
-        # (``_capturing``), never for a prefix.
-        self.read_states = False
-        self.last_states: list[np.ndarray | None] = []
+        # While a tail is evaluated with ``read_states`` on, the backend appends the final
+        # hidden state at each verdict position here (never for a prefix).
         self._capturing = False
         self._captured: list[np.ndarray] = []
+
+    # --- identity -----------------------------------------------------------------------
+    @property
+    def model_name(self) -> str:
+        """The name the fitted defaults know the weights by (an embedded model's name)."""
+        return self.path.name.removesuffix(".gguf")
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.backend}, on {self.device})"
+
+    def backend_identity(self) -> str:
+        """The backend part of the cache identity. A GPU computes with other kernels, and
+        by default in bf16: its results are kept apart from the CPU's ("@gpu"), and a
+        precision other than the device's default apart again ("@float32"); the CPU's
+        default identity stays as it was."""
+        gpu = "@gpu" if is_gpu(self.device) else ""
+        if self.default_dtype:
+            return self.backend + gpu
+        return self.backend + gpu + "@" + str(self.dtype).replace("torch.", "")
+
+    def cache_identity(self, cache) -> str:
+        """The weights' name, size and sha256, and the backend (``runtime/weights.py``)."""
+        from factscore_local.runtime.weights import model_identity
+
+        return model_identity(self.path, self.backend_identity(), cache)
+
+    def fingerprint(self, cache) -> dict:
+        """The run record's entry: the weights' name, path, size, sha256, the backend and
+        where it ran."""
+        from factscore_local.runtime.weights import lm_fingerprint
+
+        return {**lm_fingerprint(self.path, self.backend, cache), "device": str(self.device)}
+
+    def close(self) -> None:
+        """Nothing to free: the weights stay loaded for other runs of this process."""
+        return None
 
     # --- tokens -----------------------------------------------------------------------
     @abstractmethod
     def tokenize(self, text: str) -> list[int]:
         """Token ids of text as it continues a prompt (no BOS added)."""
 
-    def prompt_ids(self, prompt: str) -> list[int]:
-        """Ids of a whole prompt (a BOS where the model wants one)."""
-        return self.tokenize(prompt)
-
-    def continuation_ids(self, text: str) -> list[int] | None:
-        """Ids of text as it continues a prompt, special tokens read as ``prompt_ids`` reads
-        them; None where the backend cannot tell (prompts are then tokenized whole)."""
-        return None
-
-    def token_piece(self, token: int) -> bytes | None:
-        """A token's bytes as a prompt holds them; None where the backend cannot tell."""
-        return None
-
     def fits(self, n_tokens: int) -> bool:
         """Whether a prompt of n tokens is kept whole (``prompt_ids`` cuts longer ones)."""
         return True
-
-    def label_ids(self) -> tuple[list[int], list[int]]:
-        """First-token ids of True and False, looked up in the model's own tokenizer."""
-        true_ids, false_ids = self.choice_ids((TRUE_WORDS, FALSE_WORDS))
-        return true_ids, false_ids
 
     # --- prompts ----------------------------------------------------------------------
     @abstractmethod
@@ -157,10 +164,6 @@ class LocalLM(PromptTokens, ABC):
     def _holds(self, n: int) -> bool:
         """Whether the backend's cache still holds the first n tokens it last evaluated."""
         return True
-
-    def keep_prefix_states(self, folder, identity: str) -> None:
-        """Keep evaluated prefixes in ``folder`` (backends that can; see prefix_states.py)."""
-        return None
 
     def _load_prefix(self, ids: list[int]) -> bool:
         """Put a stored evaluation of exactly ``ids`` in the cache; False if none."""
@@ -241,19 +244,6 @@ class LocalLM(PromptTokens, ABC):
         evaluated whole."""
         scores = self.choice_logits(prompts, (TRUE_WORDS, FALSE_WORDS), prefixes)
         return [TrueFalse(float(t), float(f)) for t, f in scores]
-
-    def choice_ids(self, labels: Sequence[Sequence[str]]) -> list[list[int]]:
-        """First-token ids of each label's words; labels must not share a first token."""
-        key = tuple(tuple(words) for words in labels)
-        if key not in self._choice_ids:
-            ids = [sorted({self.tokenize(w)[0] for w in words}) for words in key]
-            seen: set[int] = set()
-            for words, label_ids in zip(key, ids, strict=True):
-                if seen & set(label_ids):
-                    raise ValueError(f"{self.name}: label {words[0]!r} shares a first token")
-                seen |= set(label_ids)
-            self._choice_ids[key] = ids
-        return self._choice_ids[key]
 
     def choice_logits(
         self,

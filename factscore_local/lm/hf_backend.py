@@ -16,6 +16,7 @@ little there); both orders give the same logits within float tolerance.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from pathlib import Path
 
 from factscore_local.extras import require
@@ -56,7 +57,7 @@ class HFCausalLM(LocalLM):
         self.tail_batch = tail_batch or (16 if is_gpu(self.device) else 1)
         self.generation_batch = 16 if is_gpu(self.device) else 1
         path = Path(path)
-        self.name = path.name
+        self.name, self.path = path.name, path
         try:
             if path.is_file():  # a GGUF: transformers dequantizes it to float32
                 for module in ("gguf", "accelerate"):  # what transformers reads GGUF with
@@ -98,9 +99,16 @@ class HFCausalLM(LocalLM):
             [{"role": "user", "content": user}], tokenize=False, add_generation_prompt=True
         )
 
-    def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
+    def generate(
+        self,
+        prompts: list[str],
+        max_new_tokens: int,
+        stop: list[str],
+        on_done: Callable[[int, str], None] | None = None,
+    ) -> list[str]:
         """Greedy outputs, ``generation_batch`` prompts at a time (left-padded, each
-        stopping on its own; 16 on a GPU, 1 on the CPU, where batching buys little)."""
+        stopping on its own; 16 on a GPU, 1 on the CPU, where batching buys little);
+        ``on_done(i, text)`` as each batch ends."""
         self.forget()  # generation moves the KV cache away from the last prompt
         # Prompts of similar length together: less padding.
         order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
@@ -113,6 +121,8 @@ class HFCausalLM(LocalLM):
                 strict=True,
             ):
                 texts[i] = text  # fmt: skip
+                if on_done is not None:
+                    on_done(i, text)
         return [texts[i] for i in range(len(prompts))]
 
     def _generate_batch(self, prompts: list[str], max_new_tokens: int, stop: list[str]):

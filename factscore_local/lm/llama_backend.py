@@ -13,6 +13,7 @@ import numpy as np
 from factscore_local.extras import require
 from factscore_local.lm.base import LocalLM, cut_at_stop
 from factscore_local.lm.chat import render_chat
+from factscore_local.lm.protocol import IN_PROCESS, PREFIX_STATES, STREAMED_GENERATION
 from factscore_local.runtime.device import DeviceError, cuda_available, is_gpu, resolve_device
 
 CPU_BUILD_WARNING = (
@@ -44,8 +45,9 @@ class LlamaCppLM(LocalLM):
     # fewer steps, but no faster on 2 CPU cores, where a step's cost grows with its tokens
     # (docs/benchmarks/prompt-lookup.md).
     GENERATION_DRAFT = 0
-    # generate() reports each output as it ends (the result cache stores them as they come)
-    streams_generation = True
+    # generate() reports each output as it ends (the result cache stores them as they come),
+    # and evaluated prefixes can be kept on disk (prefix_states.py)
+    capabilities = IN_PROCESS | {STREAMED_GENERATION, PREFIX_STATES}
 
     def __init__(
         self, path: Path, n_ctx: int = 4096, threads: int | None = None, device: str = "cpu"
@@ -55,7 +57,7 @@ class LlamaCppLM(LocalLM):
         self._lib = llama_cpp
         warn_if_amx(llama_cpp)
         path = Path(path)
-        self.name = path.name
+        self.name, self.path = path.name, path
         if not path.is_file():
             raise FileNotFoundError(f"no GGUF file at {path}")
         self.device = self._offload_device(llama_cpp, device)

@@ -3,14 +3,34 @@
 One job: the token side of scoring prompts that share a prefix. Prompts are tokenized as
 their shared prefix's ids (tokenized once) followed by the rest's, ordered so that prompts
 with the same prefix are adjacent, and a statement's characters are mapped to token
-positions. ``PromptTokens`` is a mixin of ``LocalLM`` (``lm/base.py``), which provides the
-tokenizer methods it calls (``prompt_ids``, ``continuation_ids``, ``token_piece``, ``fits``)
-and the memos it fills (``_prefix_ids``, ``_splits``).
+positions. ``PromptTokens`` is a mixin of every LM (``LabelTokens`` adds the label words'
+ids and the counters): the in-process engines (``lm/base.py``) and the server
+(``lm/server_backend.py``) provide the tokenizer methods it calls (``prompt_ids``,
+``continuation_ids``, ``token_piece``, ``fits``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+def answer_words(word: str) -> tuple[str, ...]:
+    """The spellings of an answer word whose first token counts for it."""
+    return (word, f" {word}", word.lower(), f" {word.lower()}")
+
+
+TRUE_WORDS = answer_words("True")
+FALSE_WORDS = answer_words("False")
+
+
+@dataclass
+class LMStats:
+    prompts: int = 0
+    prompt_tokens: int = 0  # tokens of all True/False prompts
+    evaluated_tokens: int = 0  # tokens actually run through the model (the rest reused)
+    generated_tokens: int = 0
+    extra: dict = field(default_factory=dict)
 
 
 def common_prefix(a: list[int], b: list[int]) -> int:
@@ -138,3 +158,60 @@ class PromptTokens:
                 return 0, 0
             bounds.append(len(head))
         return bounds[0], bounds[1]
+
+
+class LabelTokens(PromptTokens):
+    """What every LM keeps besides its model: the counters, the label words' first-token
+    ids, the prompt-encoding memos, and the hidden states of the last pass that read them
+    (``read_states`` is switched on by the result cache for such a pass)."""
+
+    name: str
+
+    def __init__(self) -> None:
+        self.stats = LMStats()
+        # First-token ids of label words, per tuple of labels (looked up once).
+        self._choice_ids: dict[tuple, list[list[int]]] = {}
+        # Token ids of recent shared prefixes, and whether the tokenizer splits exactly after
+        # a prefix before a given first word (see ``_encode``): a few pages at a time.
+        self._prefix_ids: dict[str, list[int]] = {}
+        self._splits: dict[tuple[str, str], bool] = {}
+        self.read_states = False
+        self.last_states: list = []
+
+    def tokenize(self, text: str) -> list[int]:
+        raise NotImplementedError
+
+    def prompt_ids(self, prompt: str) -> list[int]:
+        """Ids of a whole prompt (a BOS where the model wants one)."""
+        return self.tokenize(prompt)
+
+    def continuation_ids(self, text: str) -> list[int] | None:
+        """Ids of text as it continues a prompt, special tokens read as ``prompt_ids`` reads
+        them; None where the backend cannot tell (prompts are then tokenized whole)."""
+        return None
+
+    def token_piece(self, token: int) -> bytes | None:
+        """A token's bytes as a prompt holds them; None where the backend cannot tell."""
+        return None
+
+    def label_ids(self) -> tuple[list[int], list[int]]:
+        """First-token ids of True and False, looked up in the model's own tokenizer."""
+        true_ids, false_ids = self.choice_ids((TRUE_WORDS, FALSE_WORDS))
+        return true_ids, false_ids
+
+    def choice_ids(self, labels: Sequence[Sequence[str]]) -> list[list[int]]:
+        """First-token ids of each label's words; labels must not share a first token."""
+        key = tuple(tuple(words) for words in labels)
+        if key not in self._choice_ids:
+            ids = [sorted({self.tokenize(w)[0] for w in words}) for words in key]
+            seen: set[int] = set()
+            for words, label_ids in zip(key, ids, strict=True):
+                if seen & set(label_ids):
+                    raise ValueError(f"{self.name}: label {words[0]!r} shares a first token")
+                seen |= set(label_ids)
+            self._choice_ids[key] = ids
+        return self._choice_ids[key]
+
+    def keep_prefix_states(self, folder, identity: str) -> None:
+        """Keep evaluated prefixes in ``folder`` (backends with ``PREFIX_STATES``)."""
+        return None

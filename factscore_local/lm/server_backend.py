@@ -19,10 +19,13 @@ greedy: temperature 0), many requests in flight (``lm/server_client.py``):
   token on 2 cores), so it counts as giving none. A server that gives none scores rules
   without NP (``--verifier retrieve-lm``); a rule with NP stops at once, naming the URL.
 
-Hidden states (the state heads) cannot be read from a server: such a rule stops with an
-error. The tokenizer is the served model's own (``lm/server_vocab.py``). Results are cached
-as the in-process LMs' are, keyed by the served weights (their sha256 where they are on
-this machine, else the model's name on the server), not by the URL.
+Hidden states (the state heads) and whole logits cannot be read from a server: the LM
+declares what it can do (``capabilities``, ``lm/protocol.py``: generation, next-token
+log-probabilities, and prompt log-probabilities where the probe found them), and the run's
+plan stops a rule that needs more before the first bio (``pipeline/plan.py``). The
+tokenizer is the served model's own (``lm/server_vocab.py``). Results are cached as the
+in-process LMs' are, keyed by the served weights (their sha256 where they are on this
+machine, else the model's name on the server), not by the URL.
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-from factscore_local.lm.base import FALSE_WORDS, TRUE_WORDS, LocalLM, TrueFalse, cut_at_stop
+from factscore_local.lm.base import FALSE_WORDS, TRUE_WORDS, TrueFalse, cut_at_stop
+from factscore_local.lm.names import served_name
+from factscore_local.lm.prompt_tokens import LabelTokens
+from factscore_local.lm.protocol import GENERATION, NEXT_TOKEN, PROMPT_LOGPROBS
 from factscore_local.lm.server_client import (
     DEFAULT_CONCURRENCY,
     ServerClient,
@@ -50,7 +56,9 @@ PROBE_FLOOR = -1.0  # the median log-probability of the probe's last tokens, at 
 NO_PROMPT_LOGPROBS = "server|no-prompt-logprobs"
 
 
-class ServerLM(LocalLM):
+class ServerLM(LabelTokens):
+    """An OpenAI-compatible server as an ``LM`` (see the module docstring)."""
+
     backend = "server"
     device = "server"  # not this process's CPU or GPU
 
@@ -62,14 +70,13 @@ class ServerLM(LocalLM):
         client: ServerClient | None = None,
         n_ctx: int = 8192,  # assumed when the server does not say (load_lm: LM_CONTEXT)
     ) -> None:
-        from factscore_local.fitted_defaults import model_name
-
         super().__init__()
         self.url = url.rstrip("/")
         self.client = client or ServerClient(self.url, concurrency)
         entry = pick_model(self.client, self.client.models(), lm_model)
         self.model = entry["id"]
-        self.name = model_name(self.model)
+        self.name = self.model_name = served_name(self.model)
+        self.root = entry.get("root") if isinstance(entry.get("root"), str) else None
         limit = entry.get("max_model_len")
         self.n_ctx = limit if isinstance(limit, int) and limit > 0 else n_ctx
         # llama-cpp-python's server penalises repeats unless told not to (default 1.1);
@@ -78,14 +85,12 @@ class ServerLM(LocalLM):
         self.weights: Path | None = local_weights(self.model)
         self.vocab = load_vocab(self.client, self.model, self.weights)
         self.prompt_logprobs = self._probe()  # "prompt_logprobs", "echo" or None
+        self.capabilities = frozenset(
+            {GENERATION, NEXT_TOKEN} | ({PROMPT_LOGPROBS} if self.prompt_logprobs else set())
+        )
 
-    # --- what a run needs -----------------------------------------------------------
-    def check_run(self, verifier: str, needs_np: bool, needs_states: bool) -> None:
-        """Stops a run at once (before any bio) that needs what this server cannot give."""
-        if needs_states:
-            raise ServerError(self._no_states_message(verifier))
-        if needs_np and self.prompt_logprobs is None:
-            raise ServerError(self.no_np_message(verifier))
+    def describe(self) -> str:
+        return f"the LM server at {self.url} ({self.model})"
 
     def no_np_message(self, verifier: str = "") -> str:
         rule = f"the rule {verifier} reads NP" if verifier else "NP reads them"
@@ -95,12 +100,9 @@ class ServerLM(LocalLM):
                 f"use a rule without NP, e.g. --verifier retrieve-lm, or serve the model with "
                 f"vLLM (docs: LM servers)")  # fmt: skip
 
-    def _no_states_message(self, verifier: str = "") -> str:
-        rule = f" ({verifier} weighs a state head)" if verifier else ""
-        return (
-            f"hidden states cannot be read from the LM server at {self.url}{rule}: a rule "
-            "with a head needs the model in this process (--lm NAME or FILE)"
-        )
+    def _no_states_message(self) -> str:
+        return (f"hidden states cannot be read from the LM server at {self.url}: a rule with "
+                f"a head needs the model in this process (--lm NAME or FILE)")  # fmt: skip
 
     def cache_identity(self, cache) -> str:
         """What the result cache keys this LM's results by: the served weights (their
@@ -115,8 +117,28 @@ class ServerLM(LocalLM):
         """The run record's entry for this LM."""
         known = lm_fingerprint(self.weights, self.backend, cache) if self.weights else {}
         return {"name": self.name, "path": None, "size": None, "sha256": None, **known,
-                "backend": self.backend, "url": self.url, "served_model": self.model,
+                "backend": self.backend, "device": self.device, "url": self.url,
+                "served_model": self.model, "served_sha256": self.served_sha256(cache),
                 "prompt_logprobs": self.prompt_logprobs}  # fmt: skip
+
+    def served_sha256(self, cache) -> str | None:
+        """The digest of the weights the server runs, where it can be told here: the
+        server names a path on this machine (vLLM's ``root``, llama.cpp's model id) that
+        is a GGUF (its sha256) or a folder ``export_hf`` wrote (the GGUF it came from).
+        None otherwise: a model known by its name only, whatever its name says."""
+        from factscore_local.lm.export_hf import read_stamp
+        from factscore_local.runtime.cache import content_sha256
+
+        for where in (self.root, self.model):
+            path = Path(where).expanduser() if where else None
+            if path is None or not path.is_absolute() or not path.exists():
+                continue
+            if path.is_file() and path.suffix == ".gguf":
+                return content_sha256(path, cache)
+            stamp = read_stamp(path) if path.is_dir() else None
+            if stamp and isinstance(stamp.get("gguf_sha256"), str):
+                return stamp["gguf_sha256"]
+        return None
 
     def close(self) -> None:
         self.client.close()
@@ -228,7 +250,10 @@ class ServerLM(LocalLM):
         return None
 
     # --- the operations ---------------------------------------------------------------
-    def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
+    def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str],
+                 on_done=None) -> list[str]:  # fmt: skip
+        """Greedy completions, all prompts in flight at once (``on_done`` is not called:
+        the server's answers come back together)."""
         payloads = [self._payload(p, max_new_tokens, top=0) | ({"stop": list(stop)} if stop else {})
                     for p in prompts]  # fmt: skip
         out = []
@@ -260,7 +285,7 @@ class ServerLM(LocalLM):
         bases: list[str] | None = None,
     ) -> list[tuple[TrueFalse, list[int], np.ndarray]]:
         """As ``LocalLM``'s, from one request per prompt. Without prompt log-probabilities
-        the statement part is empty (the rule needs no NP: ``check_run``)."""
+        the statement part is empty (the run's plan needs no NP of it)."""
         if self.read_states:
             raise ServerError(self._no_states_message())
         pieces, mode = self._pieces(labels), self.prompt_logprobs
@@ -306,9 +331,10 @@ class ServerLM(LocalLM):
             out.append(np.asarray(values[-n:], float))
         return out
 
-    def _tail_logits(self, ids, reuse, n, keep=None) -> np.ndarray:
-        raise ServerError(f"the LM server at {self.url} gives top log-probabilities, not "
-                          "whole logits")  # fmt: skip
+    def true_false(self, prompts: list[str], prefixes: list[str] | None = None) -> list[TrueFalse]:
+        """The True and False log-probabilities after each prompt."""
+        scores = self.choice_logits(prompts, (TRUE_WORDS, FALSE_WORDS), prefixes)
+        return [TrueFalse(float(t), float(f)) for t, f in scores]
 
 
 def _top_of(logprobs) -> dict[str, float] | None:

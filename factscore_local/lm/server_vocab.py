@@ -30,13 +30,13 @@ MEMO = 50_000  # texts whose ids the endpoint vocabulary keeps
 
 def local_weights(model: str) -> Path | None:
     """The local file or directory of a served model's weights, where its name tells."""
-    from factscore_local.fitted_defaults import model_name
+    from factscore_local.lm.names import served_name
     from factscore_local.model_store import EMBEDDED_MODELS, installed_path
 
     path = Path(model).expanduser()
     if (path.is_file() and path.suffix == ".gguf") or (path / "config.json").is_file():
         return path
-    name = model_name(model)
+    name = served_name(model)
     return installed_path(name) if name in EMBEDDED_MODELS else None
 
 

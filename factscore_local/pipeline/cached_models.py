@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from factscore_local.lm.base import answer_words, cut_loop
+from factscore_local.lm.protocol import STREAMED_GENERATION
 from factscore_local.runtime.cache import ResultCache, cached_batch, cached_stream, key_of
 from factscore_local.runtime.progress import Progress
 from factscore_local.runtime.states import decode_state, encode_state
@@ -20,7 +21,8 @@ SLICE_TRUE_FALSE = 32  # prompts per stored slice of True/False scores (and of c
 
 
 class CachedLM:
-    """An LM's generations and True/False logits, cached by model identity and prompt."""
+    """An LM's generations and True/False logits, cached by model identity and prompt
+    (``lm``: an ``LM``, ``lm/protocol.py``)."""
 
     def __init__(
         self, lm, cache: ResultCache, model_id: str, progress: Progress | None = None
@@ -40,7 +42,7 @@ class CachedLM:
 
     def generate(self, prompts: list[str], max_new_tokens: int, stop: list[str]) -> list[str]:
         keys = [self.generation_key(p, max_new_tokens, stop) for p in prompts]
-        if getattr(self.lm, "streams_generation", False):
+        if STREAMED_GENERATION in self.lm.capabilities:
             # One call for every missing prompt, stored as the outputs end: the generation
             # slots never wait for a slice's slowest prompt.
             texts = cached_stream(
@@ -248,8 +250,8 @@ def _statement_span(prompt: str, statement: str) -> tuple[int, int]:
 class CachedNP:
     """NP probabilities of (atom, passages) pairs, cached by scorer identity and input.
 
-    The causal stand-in scores a batch at once (facts of a page share their prefix); a
-    masked-LM ``NPScorer`` scores one pair at a time."""
+    A scorer says how it scores (``scores_batches``): the causal stand-in a batch at once
+    (facts of a page share their prefix), a masked-LM ``NPScorer`` one pair at a time."""
 
     def __init__(
         self, scorer, cache: ResultCache, scorer_id: str, progress: Progress | None = None
@@ -261,7 +263,7 @@ class CachedNP:
 
     def probabilities(self, items: Sequence[tuple[str, list[str]]]) -> list[float]:
         keys = [key_of("np", self.scorer_id, atom, passages) for atom, passages in items]
-        if hasattr(self.scorer, "probabilities"):
+        if self.scorer.scores_batches:
             compute, size = self.scorer.probabilities, SLICE_TRUE_FALSE
         else:
             compute, size = (lambda part: [self.scorer.probability(*part[0])]), 1

@@ -12,17 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from factscore_local.config import EvalConfig
+from factscore_local.lm.protocol import LM, PREFIX_STATES
 from factscore_local.npm.defaults import JOINT_NP
 
 # CachedLM is part of this module's API (tests and scripts build their own parts with it).
 from factscore_local.pipeline.cached_models import CachedLM, CachedNP
 from factscore_local.runtime.cache import ResultCache, key_of
-from factscore_local.runtime.device import is_gpu
 from factscore_local.runtime.progress import Progress
-from factscore_local.runtime.weights import model_identity as model_identity
+
+if TYPE_CHECKING:
+    from factscore_local.pipeline.plan import RunPlan
 
 T = TypeVar("T")
 
@@ -58,13 +60,22 @@ class Components:
     progress: Progress
     head: Lazy[Any]  # state_head.StateHead
 
+    def prepare(self, plan: RunPlan) -> None:
+        """Loads what the run's plan needs before its first bio: the LM, checked against
+        the plan (``PlanError`` names what it lacks), and the state head of a head rule
+        (a missing or foreign head stops the run, not each bio)."""
+        if plan.loads_lm:
+            plan.check(self.lm.get().lm)
+        if plan.head:
+            self.head.get()
+
 
 # Raw LMs loaded in this process, by (spec, backend, threads): estimators with other
 # settings (the scripts make many) share one copy of the weights.
 _LOADED_LMS: dict[tuple, Any] = {}
 
 
-def load_shared_lm(config: EvalConfig):
+def load_shared_lm(config: EvalConfig) -> LM:
     from factscore_local.lm import load_lm
 
     key = (config.lm, config.backend, config.threads, config.device, config.lm_dtype,
@@ -82,31 +93,11 @@ def load_shared_lm(config: EvalConfig):
     return _LOADED_LMS[key]
 
 
-def backend_identity(lm) -> str:
-    """The backend part of an LM's cache identity. A GPU computes with other kernels, and
-    by default in bf16: its results are kept apart from the CPU's ("@gpu"), and a precision
-    other than the device's default apart again ("@float32"); the CPU's default identity
-    stays as it was."""
-    gpu = "@gpu" if is_gpu(getattr(lm, "device", "cpu")) else ""
-    if getattr(lm, "default_dtype", True):
-        return lm.backend + gpu
-    return lm.backend + gpu + "@" + str(lm.dtype).replace("torch.", "")
-
-
-def _cached_lm(config: EvalConfig, raw, cache: ResultCache, progress: Progress) -> CachedLM:
-    from factscore_local.model_store import resolve_lm
-
-    backend = backend_identity(raw)
-    if hasattr(raw, "cache_identity"):  # an LM server (lm/server_backend.py)
-        from factscore_local.pipeline.decision.verifiers import get_verifier
-
-        verifier = get_verifier(config.verifier)
-        needs_np = verifier.uses_np and config.np_model_spec in ("lm", JOINT_NP)
-        raw.check_run(config.verifier, needs_np, verifier.uses_head or config.read_states)
-        return CachedLM(raw, cache, raw.cache_identity(cache), progress)
-    identity = model_identity(resolve_lm(config.lm), backend, cache)
-    if config.prefix_states is not None:  # kept on the loaded LM, for every run that uses it
-        raw.keep_prefix_states(config.prefix_states, identity)
+def _cached_lm(config: EvalConfig, raw: LM, cache: ResultCache, progress: Progress) -> CachedLM:
+    """The LM behind the result cache, keyed by what the LM says identifies its results."""
+    identity = raw.cache_identity(cache)
+    if config.prefix_states is not None and PREFIX_STATES in raw.capabilities:
+        raw.keep_prefix_states(config.prefix_states, identity)  # for every run that uses it
     return CachedLM(raw, cache, identity, progress)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.config import EvalConfig
+from factscore_local.config.build import with_served_defaults
 from factscore_local.pipeline.components import Components, build_components
 from factscore_local.pipeline.decision.reasons import reasons
 from factscore_local.pipeline.decision.scoring import score_bio
@@ -26,6 +27,7 @@ from factscore_local.pipeline.decomposition.abstain import is_abstained
 from factscore_local.pipeline.decomposition.clean import Cleaned, clean_generation
 from factscore_local.pipeline.decomposition.sentences import split_sentences
 from factscore_local.pipeline.decomposition.standalone import set_aside
+from factscore_local.pipeline.plan import RunPlan, plan_run, warn_unfitted
 from factscore_local.pipeline.records.inputs import Bio
 from factscore_local.pipeline.records.labeled import (
     HumanFact,
@@ -68,10 +70,30 @@ class Estimator:
         """``verifier``: one that is not registered, in place of ``config.verifier`` (the
         pass that reads the states a head is trained on)."""
         self.config = config
+        self._given_verifier = verifier
         self.verifier = verifier or get_verifier(config.verifier)
         self.components = components if components is not None else build_components(config)
-        if self.verifier.uses_head:  # a missing or foreign head stops the run, not each bio
+        self.plan: RunPlan | None = None  # made by prepare(), before the first bio
+        if plan_run(config, self.verifier).head:  # a missing head stops the run at once
             self.components.head.get()
+
+    def prepare(self) -> RunPlan:
+        """The run's plan, made once before the first bio: a server's model's fitted
+        defaults applied where they were pending (the config names no model), the LM the
+        plan needs loaded and checked against it (``PlanError`` names what it lacks), and
+        a warning when a calibrated rule runs with no thresholds fitted for the LM."""
+        if self.plan is not None:
+            return self.plan
+        if self.config.defaults_pending is not None:
+            served = self.components.lm.get().lm.model_name
+            self.config = with_served_defaults(self.config, served)
+            self.verifier = self._given_verifier or get_verifier(self.config.verifier)
+        plan = plan_run(self.config, self.verifier)
+        self.components.prepare(plan)
+        if plan.loads_lm:
+            warn_unfitted(self.config, self.verifier, self.components.lm.get().lm, self.cache)
+        self.plan = plan
+        return plan
 
     @property
     def ks(self):
@@ -101,6 +123,7 @@ class Estimator:
             ]
             for chunk in chunks
         ]
+        self.prepare()
         work = [w for unit in units for w in unit]
         ready = [w for w in work if not w.error and self._resolve(w)]
         self._collect_facts(ready)
@@ -228,6 +251,7 @@ class Estimator:
         queries = [FactQuery(*q) for q in queries]
         if not queries:
             return []
+        self.prepare()
         signals = compute_signals(self.verifier, queries, self.components, self.config)
         # Decided on the values as recorded, so that re-deciding an output (--settings,
         # calibration) gives exactly the decisions a run with those thresholds gives.
@@ -299,6 +323,7 @@ class Estimator:
 
         from tqdm import tqdm
 
+        self.prepare()  # stops here, before the first bio, when the LM lacks what it needs
         size = self.config.chunk_bios
         per_batch = max(1, (batch_bios or self.config.batch_bios) // size)
         chunks = [bios[start : start + size] for start in range(0, len(bios), size)]

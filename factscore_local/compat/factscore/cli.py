@@ -140,16 +140,18 @@ def mapping_line(model_name: str, fs: FactScorer, use_atomic_facts: bool) -> str
         One line, for stderr.
     """
     from factscore_local.pipeline.decision.verifiers import get_verifier
+    from factscore_local.pipeline.plan import plan_run
 
     config = fs.settings
     verifier = get_verifier(config.verifier)
+    plan = plan_run(config)
     lm = config.lm or DEFAULT_LM
     parts = [f"verifier {verifier.name!r}" + (f" ({verifier.description})"
                                                if verifier.description else "")]  # fmt: skip
     reference = next((who for key, who in REFERENCE_VERIFIER.items() if key in model_name), None)
-    if verifier.uses_margin:
+    if "margin" in plan.signals:
         parts.append(f"the LM {lm}" + (f" in place of {reference}" if reference else ""))
-    if verifier.uses_np:
+    if "np" in plan.signals:
         parts.append(f"NP from {config.np_model_spec}" + (" in place of NPM" if "npm" in
                                                            model_name else ""))  # fmt: skip
     facts = ("the input's model-atomic-facts" if use_atomic_facts

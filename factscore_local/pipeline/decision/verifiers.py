@@ -146,33 +146,10 @@ class Verifier:
         return tuple(key for s in self.signals for key in SIGNAL_KEYS[s])
 
     @property
-    def uses_margin(self) -> bool:
-        return "margin" in self.signals
-
-    @property
-    def uses_np(self) -> bool:
-        return "np" in self.signals
-
-    @property
-    def uses_coverage(self) -> bool:
-        return "coverage" in self.signals
-
-    @property
-    def uses_slots(self) -> bool:
-        return "slots" in self.signals
-
-    @property
-    def uses_rivals(self) -> bool:
-        return "rivals" in self.signals
-
-    @property
-    def uses_head(self) -> bool:
-        return "head" in self.signals
-
-    @property
     def needs_evidence(self) -> bool:
-        retrieved = self.uses_margin and self.margin_context == "retrieved"
-        return self.uses_np or self.uses_coverage or self.uses_slots or retrieved
+        """Whether it reads the facts' passages (the run's plan names each pass)."""
+        retrieved = "margin" in self.signals and self.margin_context == "retrieved"
+        return bool({"np", "coverage", "slots"} & set(self.signals)) or retrieved
 
     def decide(
         self, values: Mapping[str, np.ndarray], thresholds: Thresholds, n: int

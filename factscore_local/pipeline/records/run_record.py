@@ -20,6 +20,7 @@ from importlib import metadata
 from pathlib import Path
 
 from factscore_local.config import EvalConfig
+from factscore_local.fitted_defaults import rule_entry
 from factscore_local.runtime.cache import ResultCache
 from factscore_local.runtime.files import file_sha256
 from factscore_local.runtime.weights import lm_fingerprint as lm_fingerprint
@@ -135,18 +136,11 @@ def build_record(
     summary: dict,
 ) -> dict:
     """The record of a finished run (``components``: the estimator's, after the run)."""
-    from factscore_local.model_store import resolve_lm
-
     cache = components.cache
     hits, misses = cache.hits, cache.misses  # of the run (before the LM's digest is looked up)
     lm = None
-    if components.lm.loaded:
-        raw = components.lm.get().lm
-        if hasattr(raw, "fingerprint"):  # an LM server: its URL and served model too
-            lm = raw.fingerprint(cache)
-        else:
-            lm = lm_fingerprint(resolve_lm(config.lm), raw.backend, cache)
-        lm["device"] = str(getattr(raw, "device", "cpu"))  # where it ran: cpu, cuda, server
+    if components.lm.loaded:  # what the LM says of itself (a server: its URL and model too)
+        lm = components.lm.get().lm.fingerprint(cache)
     lookups = hits + misses
     return {
         "format": RECORD_FORMAT,
@@ -156,6 +150,7 @@ def build_record(
         "lm": lm,  # None: the run needed no LM
         "index": index_fingerprint(config.index),
         "settings": settings_of(config),
+        "rule": rule_entry(config, lm),
         "thresholds": {
             "margin": config.thresholds.margin,
             "np": config.thresholds.np,
