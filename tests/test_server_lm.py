@@ -165,6 +165,7 @@ def vllm_like(vocab: WordVocab, prompt_logprobs: bool = True, top=None):
     """A server answering as vLLM does: /v1/models with max_model_len, /tokenize, and
     completions with its prompt_logprobs extension (when ``prompt_logprobs``)."""
     top = top or {" True": -0.3, " False": -1.5, " maybe": -2.5}
+    served = {"requests": 0, "prompts": 0, "metrics": 0}
 
     def respond(method, path, body):
         if path == "/v1/models":
@@ -173,16 +174,36 @@ def vllm_like(vocab: WordVocab, prompt_logprobs: bool = True, top=None):
             return 200, {"tokens": vocab.encode(body["prompt"])}
         if path == "/detokenize":
             return 200, {"prompt": vocab.decode(body["tokens"])}
+        if path == "/metrics":  # Prometheus text, as vLLM's
+            served["metrics"] += 1
+            n = served["prompts"]
+            return 200, (f"# TYPE vllm:prompt_tokens_total counter\n"
+                         f'vllm:prompt_tokens_total{{model_name="fake-model"}} {5.0 * n}\n'
+                         f"vllm:prefix_cache_queries_total {10.0 * n}\n"
+                         f"vllm:prefix_cache_hits_total {6.0 * n}\n"
+                         f"vllm:num_requests_waiting {min(n, 3)}.0\n").encode()  # fmt: skip
         assert path == "/v1/completions" and body["model"] == "fake-model"
-        choice = {"text": "first line\nsecond", "logprobs": {"top_logprobs": [top]}}
-        if prompt_logprobs and body.get("prompt_logprobs") is not None:
-            ids = vocab.encode(body["prompt"])
-            choice["prompt_token_ids"] = ids
-            choice["prompt_logprobs"] = [None] + [
-                {str(t): {"logprob": logprob_at(j), "rank": 1}} for j, t in enumerate(ids) if j
-            ]
-        return 200, {"choices": [choice], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
+        prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
+        served["requests"] += 1
+        served["prompts"] += len(prompts)
+        choices = []
+        for index, prompt in enumerate(prompts):
+            # a prompt's own answer: True's log-probability tells which prompt it was
+            shown = {**top, " True": top[" True"] - 0.01 * prompt.count("#")}
+            choice = {"index": index, "text": "first line\nsecond",
+                      "logprobs": {"top_logprobs": [shown]}}  # fmt: skip
+            if prompt_logprobs and body.get("prompt_logprobs") is not None:
+                ids = vocab.encode(prompt)
+                choice["prompt_token_ids"] = ids
+                choice["prompt_logprobs"] = [None] + [
+                    {str(t): {"logprob": logprob_at(j), "rank": 1}} for j, t in enumerate(ids) if j
+                ]
+            choices.append(choice)
+        choices.reverse()  # the index, not the order, says whose answer a choice is
+        usage = {"prompt_tokens": 5 * len(prompts), "completion_tokens": len(prompts)}
+        return 200, {"choices": choices, "usage": usage}
 
+    respond.served = served
     return respond
 
 
@@ -216,6 +237,28 @@ def test_server_lm_reads_verdicts_and_statement_logprobs_from_prompt_logprobs():
             plan_for(head_rule).check(lm)
         with pytest.raises(ServerError, match="chat template of 'fake-model'.*--verify-format"):
             lm.chat("a question")
+
+
+def test_prompts_share_requests_and_the_engine_counters_are_recorded():
+    """A vLLM-like server gets up to 8 prompts a request (each answer matched back by its
+    choice's index), and the run record keeps what its /metrics counters moved by."""
+    from factscore_local.lm.server_backend import ServerLM
+    from factscore_local.runtime.cache import ResultCache
+
+    respond = vllm_like(WordVocab())
+    with http_server(respond) as url:
+        lm = ServerLM(url)
+        before = dict(respond.served)
+        prompts = [f"Q{'#' * i}?" for i in range(11)]
+        margins = [v.margin for v in lm.true_false(prompts)]
+        assert respond.served["requests"] - before["requests"] == 2  # 8 + 3 prompts
+        assert margins == pytest.approx([1.2 - 0.01 * i for i in range(11)])
+        entry = lm.fingerprint(ResultCache(None))
+    assert entry["prompts_per_request"] == 8
+    metrics = entry["server_metrics"]
+    assert metrics["counters"]["vllm:prompt_tokens_total"] == 55.0
+    assert metrics["prefix_cache_hit_rate"] == 0.6
+    assert metrics["peaks"]["vllm:num_requests_waiting"] == 3.0
 
 
 def test_a_server_without_prompt_logprobs_scores_rules_without_np_only():

@@ -45,10 +45,12 @@ from factscore_local.lm.server_client import (
     ServerError,
     pick_model,
 )
+from factscore_local.lm.server_metrics import ServerMetrics
 from factscore_local.lm.server_vocab import load_vocab, local_weights
 from factscore_local.runtime.weights import lm_fingerprint, model_identity
 
 TOP_LOGPROBS = 20  # vLLM's default ceiling (--max-logprobs)
+PROMPTS_PER_REQUEST = 8  # to a server that takes a list of prompts (vLLM, SGLang)
 # The probe of prompt log-probabilities: after "1, 2, 3," each next token is near certain
 # (> 0.9 for the embedded 0.5B); numbers shifted by a position put it near -10.
 PROBE = "1, 2, 3, 4, 5"
@@ -69,6 +71,7 @@ class ServerLM(LabelTokens):
         concurrency: int = DEFAULT_CONCURRENCY,
         client: ServerClient | None = None,
         n_ctx: int = 8192,  # assumed when the server does not say (load_lm: LM_CONTEXT)
+        prompts_per_request: int = PROMPTS_PER_REQUEST,
     ) -> None:
         super().__init__()
         self.url = url.rstrip("/")
@@ -85,6 +88,10 @@ class ServerLM(LabelTokens):
         self.weights: Path | None = local_weights(self.model)
         self.vocab = load_vocab(self.client, self.model, self.weights)
         self.prompt_logprobs = self._probe()  # "prompt_logprobs", "echo" or None
+        # vLLM and SGLang (which report max_model_len) take a list of prompts per request:
+        # a page's prompts then reach the engine's scheduler together.
+        self.per_request = prompts_per_request if "max_model_len" in entry else 1
+        self.metrics = ServerMetrics(lambda: self.client.text("/metrics"))
         self.capabilities = frozenset(
             {GENERATION, NEXT_TOKEN} | ({PROMPT_LOGPROBS} if self.prompt_logprobs else set())
         )
@@ -119,7 +126,8 @@ class ServerLM(LabelTokens):
         return {"name": self.name, "path": None, "size": None, "sha256": None, **known,
                 "backend": self.backend, "device": self.device, "url": self.url,
                 "served_model": self.model, "served_sha256": self.served_sha256(cache),
-                "prompt_logprobs": self.prompt_logprobs}  # fmt: skip
+                "prompt_logprobs": self.prompt_logprobs, "prompts_per_request": self.per_request,
+                "server_metrics": self.metrics.summary()}  # fmt: skip
 
     def served_sha256(self, cache) -> str | None:
         """The digest of the weights the server runs, where it can be told here: the
@@ -173,13 +181,20 @@ class ServerLM(LabelTokens):
         return payload
 
     def _complete(self, payloads: list[dict]) -> list[dict]:
-        answers = self.client.post_many("/completions", payloads)
-        for answer in answers:
+        """One answer per payload, in order; consecutive payloads that differ only in
+        their prompt go as one request of up to ``per_request`` prompts (the answer's
+        choices are then split back by their index)."""
+        requests = _grouped(payloads, self.per_request)
+        answers = self.client.post_many("/completions", [r for r, _ in requests])
+        self.metrics.sample()
+        out: list[dict] = []
+        for answer, (_, n) in zip(answers, requests, strict=True):
             usage = answer.get("usage") if isinstance(answer, dict) else None
             if isinstance(usage, dict):
                 self.stats.prompt_tokens += int(usage.get("prompt_tokens") or 0)
                 self.stats.generated_tokens += int(usage.get("completion_tokens") or 0)
-        return answers
+            out.extend(_split(answer, n) if n > 1 else [answer])
+        return out
 
     def _choice(self, answer) -> dict:
         choices = answer.get("choices") if isinstance(answer, dict) else None
@@ -335,6 +350,32 @@ class ServerLM(LabelTokens):
         """The True and False log-probabilities after each prompt."""
         scores = self.choice_logits(prompts, (TRUE_WORDS, FALSE_WORDS), prefixes)
         return [TrueFalse(float(t), float(f)) for t, f in scores]
+
+
+def _grouped(payloads: list[dict], size: int) -> list[tuple[dict, int]]:
+    """Requests of up to ``size`` consecutive payloads that differ only in their prompt
+    (the prompt a list), each with how many prompts it carries."""
+    out: list[tuple[dict, int]] = []
+    for payload in payloads:
+        if out and size > 1:
+            last, n = out[-1]
+            same = {k: v for k, v in last.items() if k != "prompt"} == {
+                k: v for k, v in payload.items() if k != "prompt"}  # fmt: skip
+            if same and n < size:
+                prompts = last["prompt"] if n > 1 else [last["prompt"]]
+                out[-1] = ({**last, "prompt": [*prompts, payload["prompt"]]}, n + 1)
+                continue
+        out.append((payload, 1))
+    return out
+
+
+def _split(answer, n: int) -> list:
+    """The answers of a request of n prompts, one per prompt, by their choices' index."""
+    choices = answer.get("choices") if isinstance(answer, dict) else None
+    if not isinstance(choices, list) or len(choices) != n:
+        return [answer] * n  # malformed: each prompt's reading reports it
+    by_index = sorted(choices, key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0)
+    return [{"choices": [choice]} for choice in by_index]
 
 
 def _top_of(logprobs) -> dict[str, float] | None:

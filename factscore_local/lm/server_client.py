@@ -81,6 +81,15 @@ class ServerClient:
     def post(self, path: str, payload: dict, *, root: bool = False, optional: bool = False) -> Any:
         return self.request("POST", path, payload, root=root, optional=optional)
 
+    def text(self, path: str) -> str | None:
+        """The text a GET of ``path`` under the server's host answers (``/metrics``), or
+        None where it has no such endpoint or does not answer at once: never an error."""
+        try:
+            response = self._http.get(self.root + path, timeout=CONNECT_TIMEOUT_S)
+        except self._httpx.HTTPError:
+            return None
+        return response.text if response.status_code == 200 else None
+
     def post_many(self, path: str, payloads: list[dict]) -> list[Any]:
         """The answers to many POSTs, in order, ``concurrency`` in flight. The first error
         is raised; requests not yet sent are cancelled."""
