@@ -23,7 +23,21 @@ CONTEXT = cloup.Context.settings(
 )
 
 
-@cloup.group(context_settings=CONTEXT)
+class Main(cloup.Group):
+    """The ``fscore`` group: an LM server that does not answer ends any command with one
+    line (``error: ...``, exit status 2), not a traceback, even where the command itself
+    does not expect a server."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except ConnectionError as exc:  # lm/server_client.ServerError is one
+            from factscore_local.cli.output import fail
+
+            fail(str(exc))
+
+
+@cloup.group(cls=Main, context_settings=CONTEXT)
 @click.version_option(__version__, prog_name="fscore")
 def main() -> None:
     """Offline FActScore: build a Wikipedia knowledge source, then score generations."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from factscore_local.cli.output import print_summary
+from factscore_local.cli.output import RUN_ERRORS, fail, print_summary
 from factscore_local.data import data_file
 
 
@@ -28,6 +28,13 @@ def demo_cmd(out, lm) -> None:
     from factscore_local.index.demo_data import build_demo_index, find_dump
     from factscore_local.index.reader import KnowledgeSource
 
+    if lm is not None:  # a server that does not answer stops the demo before its build
+        from factscore_local.fitted_defaults import model_name
+
+        try:
+            model_name(lm)
+        except RUN_ERRORS as exc:
+            fail(str(exc))
     dump = find_dump()
     click.echo(f"demo: building {out} from {dump.name}")
     # (dense vectors of the pages' leads only: a newcomer need not wait for all ~2,500)

@@ -119,7 +119,7 @@ def factcheck_cmd(
         fail(str(exc))
     try:
         head = _stance_head(stance_head, lm) if stance else None
-    except ValueError as exc:
+    except RUN_ERRORS as exc:  # a bad head file, or an LM server asked its model that is down
         fail(str(exc))
     parts = build_components(config)
     out.mkdir(parents=True, exist_ok=True)
