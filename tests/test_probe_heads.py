@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from factscore_local.labels.validation import topic_half
+from factscore_local.pipeline.decision.features import flags_of_code
 from factscore_local.pipeline.decision.verifiers import PLACE_VETO_RULE
 from factscore_local.pipeline.records.rows import BioRow, FactResult, HumanSide
 from scripts.probe_heads import crossfit_verdicts, fit_halves
@@ -21,9 +22,10 @@ def fact(rng, supported: bool, label: str | None = None) -> FactResult:
     lean = 1.0 if supported else -1.0
     state = rng.normal(size=WIDTH).astype(np.float32)
     state[0] += 2 * lean
-    return FactResult(atom="a fact", is_supported=supported, label=label,
-                      margin=round(lean + rng.normal(), 4), np=0.5, coverage=0.8,
-                      slots=0.0, state=state)  # fmt: skip
+    values = {"margin": round(lean + rng.normal(), 4), "np": 0.5, "coverage": 0.8,
+              **flags_of_code(0.0)}  # fmt: skip
+    return FactResult(atom="a fact", is_supported=supported, label=label, values=values,
+                      state=state)  # fmt: skip
 
 
 def labeled(rng, topics: list[str], flipped: set[str] = frozenset()) -> list[BioRow]:

@@ -61,7 +61,7 @@ def with_head_signal(rows: Sequence[BioRow], score) -> list[BioRow]:
             return facts
         values = score(np.stack([f.state for f in facts]), [topic] * len(facts))
         pairs = zip(facts, values, strict=True)
-        return tuple(replace(f, head=round(float(v), 4)) for f, v in pairs)
+        return tuple(replace(f, values={**f.values, "head": round(float(v), 4)}) for f, v in pairs)
 
     out = []
     for row in rows:

@@ -44,7 +44,7 @@ def recorded_value(key: str, value: float) -> float:
     return float(value) if key == "draw" else round(float(value), RECORDED_DIGITS)
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class FactResult:
     """One fact's decision, the values its rule read (a mapping keyed by the signals'
     value keys, ``features.value_keys()``: what its verifier's signal providers wrote),
@@ -62,33 +62,13 @@ class FactResult:
     # trains on it); never written to a row.
     state: Any = field(default=None, compare=False, repr=False)
 
-    def __init__(
-        self,
-        atom: str,
-        is_supported: bool,
-        sentence: str | None = None,
-        label: str | None = None,
-        evidence: tuple[Evidence, ...] | None = None,
-        values: dict[str, float] | None = None,
-        reason: str | None = None,
-        block: tuple | None = None,
-        state: Any = None,
-        **signals: float | None,
-    ) -> None:
-        merged = dict(values or {})
-        legacy = signals.pop("slots", None)  # an earlier release's one-number slot check
-        if legacy is not None:
-            merged.update(flags_of_code(legacy))
-        merged.update({k: v for k, v in signals.items() if v is not None})
+    def __post_init__(self) -> None:
         known = value_keys()
-        unknown = set(merged) - set(known)
+        unknown = set(self.values) - set(known)
         if unknown:
             raise ValueError(f"unknown fact value(s) {sorted(unknown)}; known: {known}")
-        for name, value in (("atom", atom), ("is_supported", is_supported),
-                            ("sentence", sentence), ("label", label), ("evidence", evidence),
-                            ("values", {k: merged[k] for k in known if k in merged}),
-                            ("reason", reason), ("block", block), ("state", state)):  # fmt: skip
-            object.__setattr__(self, name, value)
+        # in the keys' declared order, whatever order they were given in
+        object.__setattr__(self, "values", {k: self.values[k] for k in known if k in self.values})
 
     def __hash__(self) -> int:
         return hash((self.atom, self.is_supported, self.sentence, tuple(self.values.items())))
@@ -135,11 +115,19 @@ class FactResult:
             sentence=obj.get("sentence"),
             label=obj.get("label"),
             evidence=None if evidence is None else tuple(Evidence.from_json(e) for e in evidence),
-            values={k: obj[k] for k in value_keys() if obj.get(k) is not None},
-            slots=obj.get("slots"),  # rows of earlier releases
+            values=_recorded_values(obj),
             reason=obj.get("reason"),
             block=None if obj.get("block") is None else tuple(obj["block"]),
         )
+
+
+def _recorded_values(obj: dict) -> dict[str, float]:
+    """A row's values; an earlier release's one-number slot check (``slots``) becomes
+    today's slot flags."""
+    values = {k: obj[k] for k in value_keys() if obj.get(k) is not None}
+    if obj.get("slots") is not None:
+        values.update(flags_of_code(obj["slots"]))
+    return values
 
 
 @dataclass(frozen=True)

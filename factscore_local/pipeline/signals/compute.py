@@ -26,7 +26,6 @@ the passes it needs; one ``SignalContext`` per call (``context.py``) runs each p
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
@@ -37,24 +36,12 @@ from factscore_local.pipeline.records.rows import Evidence
 from factscore_local.pipeline.signals.context import SignalContext
 from factscore_local.pipeline.signals.passes import RIVAL_TIER, judged_on, np_values, own_passages
 from factscore_local.pipeline.signals.providers import providers_for
+from factscore_local.pipeline.signals.query import FactQuery
 
 # The passes' earlier names, which the scripts and tests reach (through ``studies.py``).
 _own_passages, _judged_on = own_passages, judged_on
 __all__ = ["RIVAL_TIER", "FactQuery", "Signals", "compute_signals", "judged_on", "np_values",
            "own_passages"]  # fmt: skip
-
-
-class FactQuery(NamedTuple):
-    title: str  # the topic's page in the index; "": evidence from the whole index
-    topic: str  # as the input names it
-    atom: str
-    group: str = ""  # facts of one group share blocks in the shared-evidence mode
-    tier: int = 0  # 1: uses its group's blocks without growing them (a labeled bio's human facts)
-    sentence: str = ""  # the sentence the fact was taken from ("" when unknown)
-    # The facts decided together (a chunk of bios): in the auto evidence mode each unit
-    # chooses a page's kind of block by its own facts, so that verifying many units in one
-    # call decides each of them as a call of its own would.
-    unit: str = ""
 
 
 @dataclass

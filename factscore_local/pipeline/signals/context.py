@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,9 +31,7 @@ from factscore_local.pipeline.signals.passes import (
     own_slot_flags,
     rival_queries,
 )
-
-if TYPE_CHECKING:
-    from factscore_local.pipeline.signals.compute import FactQuery
+from factscore_local.pipeline.signals.query import FactQuery
 
 # What a provider may declare it needs (``Provider.needs``).
 NEEDS = {

@@ -8,7 +8,7 @@ lexical reads of the own passages (coverage, slot flags) and the NP scorer's pas
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from factscore_local.pipeline.evidence.blocks import cheaper_per_page, page_bloc
 from factscore_local.pipeline.records.rows import Evidence
 from factscore_local.pipeline.signals.lexical import coverage as lexical_coverage
 from factscore_local.pipeline.signals.lexical import words_of
+from factscore_local.pipeline.signals.query import FactQuery
 from factscore_local.pipeline.signals.rivals import rival_facts
 from factscore_local.pipeline.signals.slots import SLOT_FLAGS, PassageSlots, read_passages
 from factscore_local.pipeline.signals.slots import slot_flags as passage_slot_flags
@@ -31,9 +32,6 @@ from factscore_local.pipeline.signals.verify_prompt import (
     retrieve_lm_prompt,
     sentence_prefix,
 )
-
-if TYPE_CHECKING:
-    from factscore_local.pipeline.signals.compute import FactQuery
 
 RIVAL_TIER = 2  # rivals join their facts' blocks, but never grow them (see shared_blocks)
 
