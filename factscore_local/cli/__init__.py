@@ -13,6 +13,7 @@ import click
 import cloup
 
 from factscore_local import __version__
+from factscore_local.lm.protocol import CapabilityError
 from factscore_local.runtime.offline import enforce_offline
 
 # Help up to 100 columns wide where the terminal has them (click's own limit is 80); the
@@ -31,7 +32,7 @@ class Main(cloup.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except ConnectionError as exc:  # lm/server_client.ServerError is one
+        except (ConnectionError, CapabilityError) as exc:  # ServerError is a ConnectionError
             from factscore_local.cli.output import fail
 
             fail(str(exc))

@@ -9,11 +9,13 @@ from typing import NoReturn
 
 import click
 
+from factscore_local.lm.protocol import CapabilityError
 from factscore_local.results import EvalResult, thresholds_of
 
 # What running a model command may raise: a clear message, exit status 2 (ConnectionError:
 # an LM server that is down or cannot give what the run needs, lm/server_client.py).
-RUN_ERRORS = (FileNotFoundError, ValueError, RuntimeError, ConnectionError)
+# (CapabilityError: the run's plan needs what its LM cannot give)
+RUN_ERRORS = (FileNotFoundError, ValueError, RuntimeError, ConnectionError, CapabilityError)
 
 
 def fail(message: str) -> NoReturn:

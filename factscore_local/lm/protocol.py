@@ -39,6 +39,10 @@ CAPABILITIES = (GENERATION, NEXT_TOKEN, PROMPT_LOGPROBS, HIDDEN_STATES, WHOLE_LO
 IN_PROCESS = frozenset({GENERATION, NEXT_TOKEN, PROMPT_LOGPROBS, HIDDEN_STATES, WHOLE_LOGITS})
 
 
+class CapabilityError(Exception):
+    """An LM lacks a capability a run needs (``pipeline/plan.py`` raises it as PlanError)."""
+
+
 @runtime_checkable
 class LM(Protocol):
     """An LM as the estimator uses it (``lm/base.py``'s engines and ``ServerLM``)."""

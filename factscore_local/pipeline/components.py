@@ -36,6 +36,7 @@ class Lazy(Generic[T]):
         self._make = make
         self._value: T | None = None
         self.loaded = False
+        self._hooks: list[Callable[[T], None]] = []
 
     @classmethod
     def of(cls, value: T) -> Lazy[T]:
@@ -45,9 +46,18 @@ class Lazy(Generic[T]):
 
     def get(self) -> T:
         if not self.loaded:
-            self._value = self._make()
-            self.loaded = True
+            value = self._make()
+            for hook in self._hooks:  # a hook that raises leaves it unmade
+                hook(value)
+            self._value, self.loaded = value, True
         return self._value  # type: ignore[return-value]
+
+    def when_made(self, hook: Callable[[T], None]) -> None:
+        """Calls ``hook(value)`` once the value is made (now, if it is)."""
+        if self.loaded:
+            hook(self._value)  # type: ignore[arg-type]
+        else:
+            self._hooks.append(hook)
 
 
 @dataclass
@@ -60,12 +70,15 @@ class Components:
     progress: Progress
     head: Lazy[Any]  # state_head.StateHead
 
-    def prepare(self, plan: RunPlan) -> None:
-        """Loads what the run's plan needs before its first bio: the LM, checked against
-        the plan (``PlanError`` names what it lacks), and the state head of a head rule
-        (a missing or foreign head stops the run, not each bio)."""
+    def prepare(self, plan: RunPlan, on_lm: Callable[[LM], None] | None = None) -> None:
+        """Holds the run to its plan: the LM is checked against it as soon as it is loaded,
+        before any work is given to it (``PlanError`` names what it lacks), then handed to
+        ``on_lm``; a head rule's state head is loaded now (a missing or foreign head stops
+        the run, not each bio). A run whose bios need no model loads none."""
         if plan.loads_lm:
-            plan.check(self.lm.get().lm)
+            self.lm.when_made(lambda cached: plan.check(cached.lm))
+            if on_lm is not None:
+                self.lm.when_made(lambda cached: on_lm(cached.lm))
         if plan.head:
             self.head.get()
 

@@ -79,9 +79,10 @@ class Estimator:
 
     def prepare(self) -> RunPlan:
         """The run's plan, made once before the first bio: a server's model's fitted
-        defaults applied where they were pending (the config names no model), the LM the
-        plan needs loaded and checked against it (``PlanError`` names what it lacks), and
-        a warning when a calibrated rule runs with no thresholds fitted for the LM."""
+        defaults applied where they were pending (the config names no model), the LM
+        checked against the plan when it loads, before any work (``PlanError`` names what
+        it lacks), and a warning when a calibrated rule runs with no thresholds fitted for
+        the LM."""
         if self.plan is not None:
             return self.plan
         if self.config.defaults_pending is not None:
@@ -89,9 +90,8 @@ class Estimator:
             self.config = with_served_defaults(self.config, served)
             self.verifier = self._given_verifier or get_verifier(self.config.verifier)
         plan = plan_run(self.config, self.verifier)
-        self.components.prepare(plan)
-        if plan.loads_lm:
-            warn_unfitted(self.config, self.verifier, self.components.lm.get().lm, self.cache)
+        config, verifier, cache = self.config, self.verifier, self.cache
+        self.components.prepare(plan, lambda lm: warn_unfitted(config, verifier, lm, cache))
         self.plan = plan
         return plan
 

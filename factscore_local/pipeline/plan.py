@@ -22,6 +22,7 @@ from factscore_local.lm.protocol import (
     HIDDEN_STATES,
     NEXT_TOKEN,
     PROMPT_LOGPROBS,
+    CapabilityError,
 )
 from factscore_local.pipeline.decision.verifiers import Verifier, get_verifier
 from factscore_local.pipeline.signals.providers import providers_for
@@ -48,8 +49,10 @@ PASS_WHAT = {
 }
 
 
-class PlanError(ValueError):
-    """The LM cannot give what the run's rule needs (raised before the first bio)."""
+class PlanError(CapabilityError):
+    """The LM cannot give what the run's rule needs: raised when the LM loads, before any
+    work is given to it. Not a ValueError, which the estimator reports in one bio's row:
+    no bio of the run can be scored."""
 
 
 @dataclass(frozen=True)
