@@ -186,6 +186,7 @@ def vllm_like(vocab: WordVocab, prompt_logprobs: bool = True, top=None):
         prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
         served["requests"] += 1
         served["prompts"] += len(prompts)
+        served["last"] = body
         choices = []
         for index, prompt in enumerate(prompts):
             # a prompt's own answer: True's log-probability tells which prompt it was
@@ -252,6 +253,9 @@ def test_prompts_share_requests_and_the_engine_counters_are_recorded():
         prompts = [f"Q{'#' * i}?" for i in range(11)]
         margins = [v.margin for v in lm.true_false(prompts)]
         assert respond.served["requests"] - before["requests"] == 2  # 8 + 3 prompts
+        # greedy and unpenalised, whatever a served folder's generation_config.json says
+        last = respond.served["last"]
+        assert (last["temperature"], last["repetition_penalty"]) == (0.0, 1.0)
         assert margins == pytest.approx([1.2 - 0.01 * i for i in range(11)])
         entry = lm.fingerprint(ResultCache(None))
     assert entry["prompts_per_request"] == 8

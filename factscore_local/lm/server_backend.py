@@ -82,9 +82,11 @@ class ServerLM(LabelTokens):
         self.root = entry.get("root") if isinstance(entry.get("root"), str) else None
         limit = entry.get("max_model_len")
         self.n_ctx = limit if isinstance(limit, int) and limit > 0 else n_ctx
-        # llama-cpp-python's server penalises repeats unless told not to (default 1.1);
-        # vLLM and SGLang, which report max_model_len, do not, and would log the field.
-        self._extra = {} if "max_model_len" in entry else {"repeat_penalty": 1.0}
+        # No repetition penalty, as in process: llama-cpp-python's server applies 1.1 unless
+        # told (repeat_penalty); vLLM and SGLang, which report max_model_len, take a served
+        # folder's generation_config.json as their defaults (the hub's Qwen2.5: 1.05).
+        self._extra = ({"repetition_penalty": 1.0} if "max_model_len" in entry
+                       else {"repeat_penalty": 1.0})  # fmt: skip
         self.weights: Path | None = local_weights(self.model)
         self.vocab = load_vocab(self.client, self.model, self.weights)
         self.prompt_logprobs = self._probe()  # "prompt_logprobs", "echo" or None
