@@ -78,16 +78,29 @@ def db_index(tmp_path_factory) -> Path:
     return out
 
 
+def require_model(name: str) -> Path:
+    """An embedded model's installed file, or a skip naming how to install it: a failure
+    under ``FSCORE_REQUIRE_DATA=1`` (CI, where scripts/setup.sh installs both models)."""
+    from factscore_local.model_store import installed_path
+
+    path = installed_path(name)
+    if path is None:
+        message = f"{name} not installed (fscore models install)"
+        if os.environ.get(REQUIRE_DATA) == "1":
+            pytest.fail(f"{message}; {REQUIRE_DATA}=1 makes that a failure", pytrace=False)
+        pytest.skip(message)
+    return path
+
+
 @pytest.fixture(scope="session")
 def hf_small_lm():
     """The small GGUF on the transformers backend (dequantized to float32) on the CPU,
     loaded once for the session: each load takes about a minute."""
     pytest.importorskip("transformers")
     from factscore_local.lm import load_lm
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     return load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu")
 
 

@@ -17,7 +17,7 @@ from factscore_local.api import build_index, evaluate, read_generations, validat
 from factscore_local.cli import main
 from factscore_local.config import SETTING_FIELDS, EvalConfig
 from factscore_local.data import data_file
-from tests.conftest import EXCERPT, ROOT, SHARED, require
+from tests.conftest import EXCERPT, ROOT, SHARED, require, require_model
 
 LABELED = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 LM_FREE = ["--use-atomic-facts", "--verifier", "random", "--seed", "3", "--n-samples", "4"]
@@ -38,11 +38,10 @@ def test_readme_quickstart_runs_as_written(tmp_path, monkeypatch, capsys):
     """Build a tiny index from the real dump excerpt as my-index, write a one-bio
     bios.jsonl, then run the README's snippet there as written (the embedded default LM,
     the one the README's first command installs)."""
-    from factscore_local.model_store import DEFAULT_LM, installed_path
+    from factscore_local.model_store import DEFAULT_LM
 
     code = quickstart()
-    if installed_path(DEFAULT_LM) is None:
-        pytest.skip(f"{DEFAULT_LM} not installed (fscore models install)")
+    require_model(DEFAULT_LM)
     build_index(require(EXCERPT), tmp_path / "my-index", dense=None, bm25=False, progress=False)
     bio = data_file("demo_bios.jsonl").read_text(encoding="utf-8").splitlines()[0]
     (tmp_path / "bios.jsonl").write_text(bio + "\n", encoding="utf-8")

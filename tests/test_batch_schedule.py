@@ -13,11 +13,11 @@ import pytest
 
 from factscore_local.config import EvalConfig
 from factscore_local.lm.llama_parallel import GROUP_MIN_TOKENS, group_lengths
-from factscore_local.model_store import SMALL_LM, installed_path
+from factscore_local.model_store import SMALL_LM
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.evidence.blocks import cheaper_per_page
 from factscore_local.pipeline.records.inputs import read_bios
-from tests.conftest import SHARED, require
+from tests.conftest import SHARED, require, require_model
 
 LABELED = SHARED / "factscore" / "labeled-dev"
 
@@ -95,8 +95,7 @@ def test_bios_scheduled_together_give_the_rows_of_a_run_bio_by_bio(db_index, tmp
     one call each, asks for no model result the first run did not compute (every prompt is
     the same: a choice of evidence that leaked from one bio to another would change
     prompts), and writes the same rows."""
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     bios = _bios_of_two_topics()
     assert len(bios) == 6
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from factscore_local.cli import main
 from factscore_local.index.demo_data import EXCERPT, find_dump
-from tests.conftest import ROOT
+from tests.conftest import ROOT, require_model
 
 
 def test_build_lookup_search(tmp_path):
@@ -66,10 +66,9 @@ def test_demo_data_found():
 def test_demo_runs_end_to_end_with_the_small_model(tmp_path):
     """``fscore demo`` with the 0.5B model: the index, the lookup, the dense search and every
     demo bio scored, each fact printed with its decision and margin."""
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     try:
         find_dump(download=False)
     except FileNotFoundError:
@@ -104,11 +103,10 @@ def test_the_demo_rejects_its_planted_statements_with_the_default(xml_index, tmp
     and every other fact is accepted."""
     from factscore_local.api import evaluate
     from factscore_local.data import data_file
-    from factscore_local.model_store import DEFAULT_LM, installed_path
+    from factscore_local.model_store import DEFAULT_LM
     from factscore_local.runtime.cache import ResultCache
 
-    if installed_path(DEFAULT_LM) is None:
-        pytest.skip(f"{DEFAULT_LM} not installed (fscore models install)")
+    require_model(DEFAULT_LM)
     cache = tmp_path / "demo-cache.db"
     ResultCache(cache).import_file(ROOT / "scripts" / "cache" / "demo-1.5b.jsonl.gz")
     result = evaluate(data_file("demo_bios.jsonl"), xml_index, cache=cache)

@@ -117,3 +117,18 @@ def test_raw_text_table_sets_both_estimates_side_by_side() -> None:
         assert block == docs.raw_text(read_results(path))
     else:
         assert "<!-- raw-text -->" not in readme
+
+
+def test_every_record_page_is_titled_in_words() -> None:
+    """Each results record names its page in words (not its file name), and the page opens
+    with that heading: the site takes a page's title from a leading heading only, else it
+    makes one of the file name ("Np standins 4")."""
+    records = [read_results(p) for p in sorted(RESULTS.glob("*.json"))]
+    untitled = [r["name"] for r in records if not r.get("title")]
+    assert untitled == [], f"records without a title: {untitled}"
+    for record in records:
+        title, name = record["title"], record["name"]
+        assert " " in title and title.lower() != name.replace("-", " ").lower(), name
+        assert docs.page(record).startswith(f"# {title}\n"), name
+    with pytest.raises(ValueError, match="x.json has no 'title'"):
+        docs.page({**records[0], "name": "x", "title": ""})

@@ -5,6 +5,7 @@ reference states every command's options with the code's own defaults."""
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 import subprocess
@@ -18,10 +19,12 @@ from factscore_local.cli import main as fscore
 from factscore_local.config import build_config
 from scripts import cli_reference
 from scripts.cli_reference import UNSET, default_text, option_sections, reference, stated_default
+from scripts.common import RESULTS, read_results
 
 ROOT = Path(__file__).resolve().parents[1]
 # The pages a newcomer opens first: home, install, the eval guide, the paper's tables.
 FIRST_PAGES = ("index.html", "get-started/install.html", "guide/eval.html",
+               "guide/full-wikipedia.html", "guide/other-lm.html",
                "benchmarks/tables-98.html")  # fmt: skip
 
 
@@ -54,6 +57,11 @@ def test_docs_build_strict(built_site: Path) -> None:
     assert (built_site / "search" / "search_index.js").read_text("utf-8").startswith("var ")
     home = (built_site / "index.html").read_text("utf-8")
     assert "assets/javascripts/file-worker.js" in home
+    # every benchmark page is named by its record's title, not its file name
+    for path in sorted(RESULTS.glob("*.json")):
+        record = read_results(path)
+        built = (built_site / "benchmarks" / f"{record['name']}.html").read_text("utf-8")
+        assert f"<title>{html.escape(record['title'], quote=False)} - " in built, path.name
     assert not re.search(r"<script[^>]+src=\"https?://", home)
 
 
@@ -175,6 +183,20 @@ def test_first_pages_fit_their_column(built_site: Path, browser_page, width) -> 
         )
     assert wide_tables >= 1  # tables-98's: the check above saw a scrolling table
     assert page.errors == []
+
+
+@pytest.mark.slow
+def test_the_full_wikipedia_tables_fit_without_scrolling(built_site: Path, browser_page) -> None:
+    """The full-size build's table, whose disk columns a reader needs, is no wider than the
+    page's column at 1280 px (it does not scroll them out of sight)."""
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto((built_site / "guide" / "full-wikipedia.html").as_uri())
+    column, widths = page.evaluate(
+        "() => [document.querySelector('article.md-content__inner').clientWidth,"
+        " [...document.querySelectorAll('article table')].map(t => t.scrollWidth)]"
+    )
+    assert widths and max(widths) <= column, (column, widths)
 
 
 # --- the CLI reference ------------------------------------------------------------------

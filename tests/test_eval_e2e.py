@@ -11,11 +11,11 @@ import os
 import pytest
 
 from factscore_local.config import EvalConfig
-from factscore_local.model_store import DEFAULT_LM, SMALL_LM, installed_path
+from factscore_local.model_store import DEFAULT_LM, SMALL_LM
 from factscore_local.pipeline.decision.scoring import summarize
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.records.inputs import read_bios
-from tests.conftest import SHARED, judged_prompts, require
+from tests.conftest import SHARED, judged_prompts, require, require_model
 
 pytestmark = pytest.mark.slow
 N_BIOS = int(os.environ.get("FSCORE_E2E_BIOS", "1"))
@@ -23,8 +23,7 @@ CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 
 
 def need(model: str) -> str:
-    if installed_path(model) is None:
-        pytest.skip(f"{model} not installed (fscore models install)")
+    require_model(model)
     return model
 
 

@@ -25,7 +25,7 @@ from factscore_local.methods.factcheck.pipeline import (
     StanceResult,
     stance_prompt,
 )
-from tests.conftest import SHARED, require
+from tests.conftest import SHARED, require, require_model
 
 BENCH = SHARED / "factcheck-bench"
 
@@ -108,10 +108,9 @@ def test_factcheck_runs_end_to_end_with_a_real_lm(xml_index, tmp_path):
     index of real Wikipedia text; the outputs and summary are complete, and a second run
     is served from the cache."""
 
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     index = xml_index  # the real dump excerpt, built once for the session
     claims = tmp_path / "claims.jsonl"
     claims.write_text("\n".join(json.dumps(c) for c in [

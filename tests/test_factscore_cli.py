@@ -28,7 +28,7 @@ from factscore_local.compat.factscore.cli import (
     read_inputs,
 )
 from factscore_local.model_store import SMALL_LM
-from tests.conftest import ROOT, SHARED, require
+from tests.conftest import ROOT, SHARED, require, require_model
 
 INSTRUCTGPT = SHARED / "factscore" / "labeled-dev" / "InstructGPT.jsonl"
 MODULE = [sys.executable, "-m", "factscore_local.compat.factscore"]
@@ -171,10 +171,8 @@ def test_the_readme_invocation_scores_two_labeled_bios(db_index, tmp_path):
     file of three InstructGPT bios (the two with the fewest facts, then another): the
     first two are scored; the summary lines are the reference's, in its log format, and
     agree with the output file, whose decisions are the input's facts."""
-    from factscore_local.model_store import installed_path
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     rows = [json.loads(line) for line in require(INSTRUCTGPT).open(encoding="utf-8")]
     labeled = sorted((r for r in rows if r["annotations"]), key=fact_count)
     bios = labeled[:2] + [labeled[-1]]

@@ -16,6 +16,7 @@ from factscore_local.pipeline.components import build_components
 from factscore_local.pipeline.records.inputs import read_bios
 from factscore_local.pipeline.signals.compute import FactQuery, _own_passages
 from factscore_local.pipeline.signals.verify_prompt import STATEMENT, open_prompt
+from tests.conftest import require_model
 
 
 def test_lines_without_topic_are_read_and_lines_without_text_are_not(tmp_path):
@@ -61,10 +62,9 @@ def test_the_topicless_prompt_names_no_topic():
 def test_eval_without_topic_records_the_pages_of_its_evidence(xml_index, tmp_path):
     """The small LM verifies a topic-less bio against an index of real Wikipedia pages."""
 
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     index = xml_index  # the real dump excerpt, built once for the session
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"output": "Abraham Lincoln was the 16th president of the "

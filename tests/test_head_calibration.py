@@ -13,7 +13,7 @@ from factscore_local.cli import main
 from factscore_local.labels.calibration import read_settings
 from factscore_local.pipeline.decision.verifiers import HEAD_RULE, get_verifier
 from factscore_local.pipeline.signals.state_head import StateHead
-from tests.conftest import SHARED, require
+from tests.conftest import SHARED, require, require_model
 
 pytestmark = pytest.mark.slow
 DEV = SHARED / "factscore" / "labeled-dev"
@@ -25,10 +25,9 @@ def _facts(path) -> list[dict]:
 
 
 def test_calibrate_trains_a_head_that_eval_weighs(db_index, tmp_path):
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     bios = tmp_path / "bios.jsonl"  # four labeled bios, each cut to its first 4 sentences
     lines = require(DEV / "InstructGPT.jsonl").read_text("utf-8").splitlines()
     picked = [json.loads(x) for x in lines if json.loads(x).get("annotations")][:4]

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from factscore_local.lm import load_lm
-from factscore_local.model_store import SMALL_LM, installed_path
+from factscore_local.model_store import SMALL_LM
 from factscore_local.npm.causal_np import CausalNPScorer
+from tests.conftest import require_model
 
 pytestmark = pytest.mark.slow
 
@@ -19,8 +20,7 @@ PASSAGE = (
 
 @pytest.fixture(scope="module")
 def small_lm():
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     return load_lm(SMALL_LM, threads=2, n_ctx=1024)
 
 

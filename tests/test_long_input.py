@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from factscore_local.cli import main
 from factscore_local.pipeline.decomposition.sentences import MAX_SENTENCE_WORDS, split_sentences
-from tests.conftest import SHARED, require
+from tests.conftest import SHARED, require, require_model
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 
@@ -39,10 +39,9 @@ def test_nothing_scored_exits_non_zero(db_index, tmp_path, content):
 def test_a_long_response_is_cut_and_reported_and_the_others_are_scored(db_index, tmp_path):
     """A 20,000-word unpunctuated response between two normal bios, with the small LM:
     every bio gets its row, the long one decomposed up to --max-sentences and reported."""
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     records = [json.loads(x) for x in require(CHATGPT).read_text().splitlines()[:2]]
     short = [{"topic": r["topic"], "output": split_sentences(r["output"])[0].text} for r in records]
     wall = " ".join(["he was an american actor born in ohio who starred in many films"] * 1540)

@@ -7,7 +7,8 @@ import pytest
 from factscore_local.lm import load_lm
 from factscore_local.lm.base import cut_at_stop, loop_end
 from factscore_local.lm.llama_parallel import ParallelGenerator, lookup_draft
-from factscore_local.model_store import SMALL_LM, installed_path
+from factscore_local.model_store import SMALL_LM
+from tests.conftest import require_model
 
 pytestmark = pytest.mark.slow
 
@@ -20,8 +21,7 @@ CAPITALS = ("Paris", "Tokyo", "Berlin", "Madrid", "Cairo", "Ottawa")
 
 @pytest.fixture(scope="module")
 def small_lm():
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     return load_lm(SMALL_LM, threads=2, n_ctx=2048)
 
 
@@ -101,8 +101,7 @@ def test_transformers_generates_in_left_padded_batches_as_one_at_a_time():
     each stopping on its own); in float32 the outputs are those of one at a time, in
     prompt order, for prompts of different lengths."""
     pytest.importorskip("transformers")
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     hf = load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu")
     asked = prompts()[:3] + [f"{LEAD}Q: Capital of the country whose capital is Lima?\nA:"]
     hf.generation_batch = 1

@@ -23,7 +23,7 @@ from factscore_local.index.builder import BuildOptions, build_index
 from factscore_local.model_store import SMALL_LM, installed_path
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.records.inputs import read_bios
-from tests.conftest import DEV_DB, SHARED, require
+from tests.conftest import DEV_DB, SHARED, require, require_model
 
 ray = pytest.importorskip("ray")
 
@@ -68,8 +68,7 @@ def bios_file(tmp_path_factory) -> Path:
 
 
 def config(index: Path, cache: Path, **extra) -> EvalConfig:
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     return EvalConfig(
         index=index,
         lm=SMALL_LM,
@@ -265,8 +264,7 @@ def test_workers_send_their_prompts_to_one_lm_server(local_ray, db_index, bios_f
     pytest.importorskip("uvicorn", reason="llama-cpp-python's server extra")
     from scripts.llama_server import LlamaServer
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     server = LlamaServer(installed_path(SMALL_LM), tmp_path / "server.log")
     server.start()
     try:

@@ -21,7 +21,7 @@ from factscore_local.report.data import (
     score_by_category,
     support_by_position,
 )
-from tests.conftest import SHARED, require
+from tests.conftest import SHARED, require, require_model
 
 LABELED = SHARED / "factscore" / "labeled-dev"
 
@@ -208,10 +208,9 @@ def test_evidence_passages_open_from_a_real_lm_run(db_index, browser_page, tmp_p
     """The small embedded LM verifies one labeled bio; clicking a fact's evidence in the
     report shows that passage's text from the index."""
     from factscore_local.index.reader import KnowledgeSource
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     out = tmp_path / "eval.jsonl"
     source = require(LABELED / "ChatGPT.jsonl")
     args = ["eval", "--index", str(db_index), "--use-atomic-facts", "--lm", SMALL_LM,

@@ -16,7 +16,7 @@ from factscore_local.pipeline.decision.verifiers import (
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.records.inputs import read_bios
 from factscore_local.pipeline.signals.rivals import rival_facts, rival_lead
-from tests.conftest import SHARED, require
+from tests.conftest import SHARED, require, require_model
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 PAGE = [
@@ -75,10 +75,9 @@ def test_the_rivals_signal_is_the_lead_of_the_rivals_judged_as_facts(db_index, t
     verified as facts of their own, give against its margin; a swapped place meets its
     original as a rival."""
     from factscore_local.index.reader import KnowledgeSource
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     config = EvalConfig(index=db_index, lm=SMALL_LM, verifier=RIVALS_RULE, evidence="page",
                         cache=tmp_path / "c.db")  # fmt: skip
     ks = KnowledgeSource(db_index)

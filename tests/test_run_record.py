@@ -22,7 +22,7 @@ from factscore_local.pipeline.records.run_record import (
     read_record,
 )
 from factscore_local.runtime.cache import ResultCache
-from tests.conftest import SHARED, require
+from tests.conftest import SHARED, require, require_model
 
 LABELED = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 
@@ -176,9 +176,7 @@ def test_bad_records_are_refused_clearly(tmp_path):
 def test_exported_results_serve_a_copied_model_on_another_cache(db_index, tmp_path):
     """Results keyed by the model's content: exported, imported into a fresh cache and read
     back for a copy of the model file (another path and mtime) without one model call."""
-    small = installed_path(SMALL_LM)
-    if small is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    small = require_model(SMALL_LM)
     extra = ("--verifier", "retrieve-lm", "--n-samples", "1", "--no-validate")
     first = run_eval(db_index, tmp_path, require(LABELED), *extra, "--lm", SMALL_LM, name="a")
     assert read_record(first.with_name("a.jsonl.record.json"))["cache"]["misses"] > 0

@@ -27,7 +27,7 @@ from factscore_local.lm.server_client import ServerClient, ServerError
 from factscore_local.pipeline.decision.verifiers import list_rules
 from factscore_local.pipeline.plan import PlanError, plan_for
 from scripts.llama_server import LlamaServer, free_port
-from tests.conftest import SHARED, require
+from tests.conftest import SHARED, require, require_model
 
 # --- a scripted HTTP server ----------------------------------------------------------
 
@@ -372,11 +372,9 @@ def llama_server(tmp_path):
     for module in ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings"):
         pytest.importorskip(module, reason="llama-cpp-python's server extra (pip install "
                             "'factscore-local[llama]')")  # fmt: skip
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    model = installed_path(SMALL_LM)
-    if model is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    model = require_model(SMALL_LM)
     server = LlamaServer(model, tmp_path / "server.log")
     server.start()
     yield server

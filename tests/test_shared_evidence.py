@@ -10,7 +10,7 @@ from factscore_local.pipeline.cached_models import _statement_span
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.evidence.blocks import shared_blocks
 from factscore_local.pipeline.records.inputs import read_bios
-from tests.conftest import SHARED, judged_prompts, require
+from tests.conftest import SHARED, judged_prompts, require, require_model
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 
@@ -78,10 +78,9 @@ def test_shared_block_is_evaluated_once_and_decides_as_a_fresh_prompt(db_index, 
     """With the small LM on a real long page: each fact records its own top-k and the
     block; the block's tokens are evaluated once for all the facts; margins equal those of
     a fresh full-prompt evaluation of the same prompt; a second run resumes from the cache."""
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     bio, _ = long_page_bio(db_index)
     atoms = [f["text"] for s in bio.annotations for f in s.get("model-atomic-facts") or []][:8]
     config = EvalConfig(
@@ -207,10 +206,9 @@ def test_page_segments_with_the_small_lm_decide_alone_as_together_and_resume(db_
     """Page segments on a real long page (small budget: several segments): a fact's margin
     is the same verified with the others, alone, and from the cache; every fact's segment
     holds at least one of its own passages."""
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     bio, ks = long_page_bio(db_index)
     atoms = [f["text"] for s in bio.annotations for f in s.get("model-atomic-facts") or []][:6]
     config = EvalConfig(index=db_index, lm=SMALL_LM, evidence="page", evidence_budget=1500,

@@ -22,7 +22,7 @@ from factscore_local.pipeline.signals.slots import (
     slot_flags,
     slot_signal,
 )
-from tests.conftest import SHARED, require
+from tests.conftest import SHARED, require, require_model
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 SLOTS_RULE = "retrieve-lm+np+coverage+slots-fitted"
@@ -168,10 +168,9 @@ def test_the_slots_rule_records_the_check_of_each_facts_passages(db_index, tmp_p
     its own recorded evidence, and a fact with its year moved conflicts where the original
     was confirmed."""
     from factscore_local.index.reader import KnowledgeSource
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     bio = next(iter(read_bios(require(CHATGPT))))
     atoms = [f["text"] for s in bio.annotations for f in s.get("model-atomic-facts") or []]
     dated = [a for a in atoms if re.search(r"\b(19|20)\d\d\b", a)][:3]
@@ -203,10 +202,9 @@ def test_the_default_rejects_a_false_nationality_and_place(xml_index, tmp_path):
     Lincoln's lead ("a lawyer in Illinois"); the rule rejects both, while the true
     statements are not in conflict and are accepted."""
     from factscore_local.api import load_config
-    from factscore_local.model_store import DEFAULT_LM, installed_path
+    from factscore_local.model_store import DEFAULT_LM
 
-    if installed_path(DEFAULT_LM) is None:
-        pytest.skip(f"{DEFAULT_LM} not installed (fscore models install)")
+    require_model(DEFAULT_LM)
     config = load_config(xml_index, cache=tmp_path / "c.db")
     assert config.verifier == "default" and len(config.rule_weights) == 7
     agassi = [("Andre Agassi", "Andre Agassi", f"Andre Agassi is {a} professional tennis player.")

@@ -8,16 +8,15 @@ from __future__ import annotations
 import pytest
 
 from scripts.soak import soak
-from tests.conftest import SHARED
+from tests.conftest import SHARED, require_model
 
 pytestmark = pytest.mark.slow
 
 
 def test_killed_and_shared_runs_give_the_reference_rows(db_index, tmp_path, monkeypatch):
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     # The runs take turns for the cores as a user's would (the suite turns that off), in a
     # folder of their own: no run may wait for slots that the soak itself holds.
     monkeypatch.setenv("FSCORE_MODEL_LOCK", "1")

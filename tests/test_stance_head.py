@@ -21,7 +21,7 @@ from factscore_local.methods.factcheck.stance_head import (
     train_stance_head,
 )
 from factscore_local.pipeline.components import build_components
-from tests.conftest import SHARED, require
+from tests.conftest import SHARED, require, require_model
 
 pytestmark = pytest.mark.slow
 STANCE = SHARED / "factcheck-bench" / "subtask3_claim_evidence_stance-dev.jsonl"
@@ -29,10 +29,9 @@ N_PAIRS = 20  # 4 claims, every stance
 
 
 def test_a_stance_head_decides_from_the_state(db_index, tmp_path):
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     pairs = read_stance_pairs(require(STANCE))[:N_PAIRS]
     parts = build_components(EvalConfig(index=db_index, lm=SMALL_LM, cache=tmp_path / "c.db"))
     lm = parts.lm.get()

@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 
 from factscore_local.config import EvalConfig
-from factscore_local.model_store import SMALL_LM, installed_path
+from factscore_local.model_store import SMALL_LM
 from factscore_local.pipeline.decomposition.sentences import Sentence
 from factscore_local.pipeline.decomposition.standalone import set_aside, standalone_reasons
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.records.inputs import Bio
 from factscore_local.pipeline.records.rows import BioRow
+from tests.conftest import require_model
 
 
 @pytest.mark.parametrize(
@@ -62,8 +63,7 @@ def test_set_aside_keeps_sentences_order_and_the_reasons():
 def test_an_eval_sets_aside_a_dangling_fact_and_lists_it(db_index, tmp_path):
     """With the real 0.5B model: the fact decomposed from a dangling sentence is not
     verified by default, the row says why, and --no-standalone verifies it."""
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     output = "Doug Sheehan starred in Knots Landing. The series ran for fourteen seasons."
     bios = [Bio(line=1, topic="Doug Sheehan", output=output, source="x.jsonl")]
     common = {"index": db_index, "lm": SMALL_LM, "cache": tmp_path / "c.db"}

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 from factscore_local.lm import load_lm
-from factscore_local.model_store import SMALL_LM, installed_path
+from factscore_local.model_store import SMALL_LM
 from factscore_local.pipeline.cached_models import CachedLM, _statement_span
 from factscore_local.runtime.cache import ResultCache
 from factscore_local.runtime.states import decode_state, encode_state, rounded
+from tests.conftest import require_model
 
 pytestmark = pytest.mark.slow
 
@@ -24,8 +25,7 @@ STATEMENTS = ["Marie Curie was born in Warsaw.", "Marie Curie was a chef.",
 
 @pytest.fixture(scope="module")
 def small_lm():
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     return load_lm(SMALL_LM, threads=2, n_ctx=1024)
 
 

@@ -36,7 +36,7 @@ from factscore_local.labels.validation import (
 from factscore_local.pipeline.decision.verifiers import Thresholds, get_verifier
 from factscore_local.pipeline.records.labeled import human_bio_score, human_facts
 from factscore_local.pipeline.records.rows import BioRow
-from tests.conftest import SHARED, require
+from tests.conftest import SHARED, require, require_model
 
 DEV = SHARED / "factscore" / "labeled-dev"
 SUBJECTS = ("ChatGPT", "InstructGPT", "PerplexityAI")
@@ -247,10 +247,9 @@ def test_calibrate_a_fitted_rule_then_eval_with_it(db_index, tmp_path, verifier,
     """A fitted rule through the CLI with the small LM: calibrate writes its weights,
     eval --settings applies them and reproduces the fitted error rate; the coverage rule's
     lines record every fact's lexical coverage."""
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     args = ["--index", str(db_index), "--input", str(require(DEV / "InstructGPT.jsonl")),
             "--n-samples", "2", "--use-atomic-facts", "--lm", SMALL_LM,
             "--verifier", verifier, "--cache", str(tmp_path / "c.db"),

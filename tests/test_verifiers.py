@@ -22,7 +22,7 @@ from factscore_local.pipeline.decision.verifiers import (
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.records.inputs import read_bios
 from factscore_local.pipeline.records.rows import BioRow
-from tests.conftest import SHARED, require
+from tests.conftest import SHARED, require, require_model
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 
@@ -121,10 +121,9 @@ def test_calibration_fits_a_toy_rule():
 def test_a_toy_rule_over_model_signals(db_index, toy_verifiers, tmp_path):
     """The toy 'either' verifier with real signals (the small LM's margin, MiniLM's NP) on a
     real bio: both signals are computed and recorded, and its rule decides."""
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     bio = next(iter(read_bios(require(CHATGPT))))
     config = EvalConfig(
         index=db_index,

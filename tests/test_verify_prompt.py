@@ -20,7 +20,7 @@ from factscore_local.pipeline.signals.verify_prompt import (
     sentence_prefix,
     verification_demos,
 )
-from tests.conftest import judged_prompts, require
+from tests.conftest import judged_prompts, require, require_model
 from tests.test_shared_evidence import long_page_bio
 
 PASSAGES = [("Ann Lee", "Ann Lee is a chemist born in Leeds."), ("Ann Lee", "She won a prize.")]
@@ -89,11 +89,10 @@ def test_levers_reach_the_lm_on_a_real_bio(db_index, tmp_path):
     each fact is judged once with its own sentence (the margin) and once without (the
     joint NP, equal to the plain prompt's), and the margins differ from the plain
     prompt's (the options change what the model reads)."""
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
     from factscore_local.pipeline.records.inputs import Bio
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     bio, _ = long_page_bio(db_index)
     annotations = [s for s in bio.annotations if s.get("human-atomic-facts")][:2]
     one = Bio(line=1, topic=bio.topic, output="x", annotations=annotations,
@@ -121,12 +120,11 @@ def test_plain_format_and_yes_no_reach_the_lm_on_a_real_bio(db_index, tmp_path):
     end in the answer cue, yes-no prompts ask for Yes or No, and each setting is computed
     and cached apart from the default's (other margins, no cache hit between them)."""
     from factscore_local.index.reader import KnowledgeSource
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
     from factscore_local.pipeline.records.inputs import Bio, read_bios
     from tests.test_shared_evidence import CHATGPT
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     ks = KnowledgeSource(db_index)
     bio = next(b for b in read_bios(require(CHATGPT))
                if b.annotations and len(ks.get_passages(b.topic)) <= 3)  # fmt: skip

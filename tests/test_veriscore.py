@@ -19,6 +19,7 @@ from factscore_local.methods.veriscore.core import (
     windows,
 )
 from factscore_local.methods.veriscore.pipeline import decide, extraction_prompt, read_responses
+from tests.conftest import require_model
 
 S = [f"S{i}." for i in range(8)]
 
@@ -103,10 +104,9 @@ def test_veriscore_runs_end_to_end_with_global_evidence(xml_index, tmp_path):
     """The small LM extracts and verifies claims of a short answer against an index of
     real Wikipedia pages, without a topic; bad lines get their own rows."""
 
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     index = xml_index  # the real dump excerpt, built once for the session
     source = tmp_path / "in.jsonl"
     source.write_text("\n".join([
@@ -144,12 +144,11 @@ def test_shared_evidence_reads_a_block_once_and_decides_as_a_fresh_full_prompt(t
     of the same block, and a second run is answered from the cache."""
     from factscore_local.config import EvalConfig
     from factscore_local.methods.veriscore.pipeline import verdicts, verify
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
     from factscore_local.pipeline.components import CachedLM, build_components
     from factscore_local.runtime.cache import ResultCache
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     parts = build_components(EvalConfig(index=xml_index, lm=SMALL_LM, cache=tmp_path / "c.db"))
     lm = parts.lm.get()
     claims = ["Aristotle was a Greek philosopher.", "Aristotle taught Alexander the Great.",
@@ -228,12 +227,11 @@ def test_page_evidence_is_read_once_for_claims_of_several_responses(tmp_path, xm
     output records the segment, and a rerun is answered from the cache."""
     from factscore_local.config import EvalConfig
     from factscore_local.methods.veriscore.pipeline import verdicts, verify
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
     from factscore_local.pipeline.components import CachedLM, build_components
     from factscore_local.runtime.cache import ResultCache
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     parts = build_components(EvalConfig(index=xml_index, lm=SMALL_LM, cache=tmp_path / "c.db"))
     lm = parts.lm.get()
     claims = ["Aristotle was a student of Plato.", "Aristotle was a student of Plato's Academy.",
@@ -286,11 +284,10 @@ def test_claims_opening_with_a_pronoun_get_the_name_from_their_window(tmp_path, 
     from factscore_local.config import EvalConfig
     from factscore_local.methods.veriscore.core import Window
     from factscore_local.methods.veriscore.pipeline import resolve_pronouns
-    from factscore_local.model_store import SMALL_LM, installed_path
+    from factscore_local.model_store import SMALL_LM
     from factscore_local.pipeline.components import build_components
 
-    if installed_path(SMALL_LM) is None:
-        pytest.skip(f"{SMALL_LM} not installed (fscore models install)")
+    require_model(SMALL_LM)
     parts = build_components(EvalConfig(index=xml_index, lm=SMALL_LM, cache=tmp_path / "c.db"))
     window = Window(0, 1, "", "Question: Tell me a bio of Doug Sheehan. Doug Sheehan is an "
                     "American actor. <SOS>He appeared in Knots Landing and General "
