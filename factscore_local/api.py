@@ -340,7 +340,7 @@ def build_index(source: str | Path, out: str | Path, **options: Any) -> dict:
         **options: ``BuildOptions`` fields: ``tokenizer`` ("roberta"), ``max_tokens``
             (256), ``dense`` ("minilm"; None or "none" skips it), ``dense_leads`` (False:
             every passage embedded; True: each page's first passage), ``bm25`` (True),
-            ``threads`` (2), ``workers`` (one per CPU), ``batch_pages`` (500),
+            ``threads`` and ``workers`` (one per usable core), ``batch_pages`` (500),
             ``overwrite`` (False), ``progress`` (True), ``device`` ("auto").
 
     Returns:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import resource
 import shutil
 import sqlite3
@@ -32,6 +31,7 @@ from factscore_local.index.models import DEFAULT_DENSE
 from factscore_local.index.sources import check_source
 from factscore_local.index.store import STORE_NAME, Store
 from factscore_local.index.tokenizer import DEFAULT_TOKENIZER
+from factscore_local.runtime.cores import usable_cores
 from factscore_local.runtime.files import file_sha256
 
 
@@ -51,12 +51,12 @@ class BuildOptions:
     dense_leads: bool = False
     bm25: bool = True
     batch_pages: int = 500
-    threads: int = 2
+    threads: int = field(default_factory=usable_cores)  # BM25's Lucene threads
     progress: bool = True
     overwrite: bool = False
     dense_batch: int = 256
     device: str = "auto"  # where the dense encoder runs: auto, cpu or cuda
-    workers: int = field(default_factory=lambda: os.cpu_count() or 1)
+    workers: int = field(default_factory=usable_cores)  # processes cleaning wikitext
 
 
 def quick_fingerprint(path: Path) -> str:

@@ -27,6 +27,7 @@ import re
 from pathlib import Path
 
 from factscore_local.pipeline.decision.verifiers import NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE
+from scripts import other_lm_doc
 from scripts.build_full_doc import GUIDE, page_tables, splice_guide
 from scripts.common import RESULTS, ROOT, SUBJECTS, read_results
 from scripts.docs_index import index_page
@@ -191,7 +192,14 @@ def layout(figures: dict, specs: list[dict]) -> str:
 
 
 def page(record: dict) -> str:
-    """One benchmark's page."""
+    """One benchmark's page, titled by the record's ``title`` (typed by hand, in words).
+
+    Raises:
+        ValueError: the record has no title.
+    """
+    if not record.get("title"):
+        raise ValueError(f"scripts/results/{record['name']}.json has no 'title': give "
+                         "its page a title in words (its prose is typed by hand)")  # fmt: skip
     render = RENDERERS.get(record.get("module", ""), lambda f: figures_table(f))
     if record.get("tables"):
         render = functools.partial(layout, specs=record["tables"])
@@ -214,9 +222,9 @@ def page(record: dict) -> str:
     data = record.get("data", {})
     used = "; ".join(f"{k}: {v}" for k, v in data.items()
                      if not isinstance(v, list) or len(v) <= 5)  # fmt: skip
-    parts = [
+    parts = [  # the title first: the site names the page by a leading heading only
+        f"# {record['title']}",
         GENERATED.format(f"{record['name']}.json"),
-        f"# {record.get('title', record['name'])}",
         f"Status: **{record.get('status', 'current')}**"
         + (f" ({record['status_because']})." if record.get("status_because") else "."),
         record.get("about", ""),
@@ -261,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
     if args.out == DOCS and splice_guide():  # the full-Wikipedia guide's generated block
         print(GUIDE.relative_to(ROOT))
+    if args.out == DOCS and other_lm_doc.splice_guide():  # the calibration's cost
+        print(other_lm_doc.GUIDE.relative_to(ROOT))
     return 0
 
 
