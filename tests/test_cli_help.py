@@ -68,6 +68,21 @@ def test_eval_help_lists_its_options_under_headings_in_order():
         assert f"  {flag} " in section, (heading, flag)
 
 
+def test_eval_help_opens_with_examples_that_parse():
+    """Examples come before the long option list, and each is a valid eval command line."""
+    text = help_of("eval")
+    head = text.split(f"\n{HEADINGS[0]}:\n")[0]
+    examples = [
+        line.split() for line in head.splitlines() if line.strip().startswith("fscore eval")
+    ]
+    assert len(examples) >= 3 and text.index("Examples:") < text.index("--index")
+    eval_cmd = main.get_command(click.Context(main), "eval")
+    for words in examples:
+        eval_cmd.make_context("eval", words[2:])  # every option exists, nothing required lacks
+    assert any("--lm" in words for words in examples)
+    assert any("--settings" in words for words in examples)
+
+
 @pytest.mark.parametrize("command", ["calibrate", "factcheck", "veriscore", "build-index"])
 def test_the_other_long_commands_are_grouped_too(command):
     text = help_of(command)

@@ -35,7 +35,19 @@ EVAL_GROUPS = {
 @deprecated_alias("--workers", "ray_workers", "--ray-workers", type=click.IntRange(min=1))
 @click.pass_context
 def eval_cmd(ctx, out, as_json, **opts) -> None:
-    """Estimate FActScore of the generations in --input."""
+    """Estimate FActScore of the generations in --input.
+
+    \b
+    Examples:
+      fscore eval --index idx --input bios.jsonl --out scored.jsonl
+      fscore eval --index idx --input bios.jsonl --lm http://127.0.0.1:8000/v1
+      fscore eval --index idx --input bios.jsonl --settings my-lm.json
+      fscore eval --index idx --input labeled.jsonl --use-atomic-facts --gamma 0
+
+    Input lines are {"topic", "output"} (FActScore's format); labeled lines are also
+    measured against their human labels. A model without a fitted rule: fscore calibrate
+    (docs: Using another verifier LM).
+    """
     from factscore_local.api import evaluate
 
     ray = pop_ray_options(opts)
