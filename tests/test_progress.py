@@ -28,3 +28,44 @@ def test_counts_and_the_rate_of_the_kind_computed_last():
     assert bar.postfix.endswith(" facts/s")
     progress.attach(None)  # a new run starts from nothing
     assert progress.summary() == ""
+
+
+def test_a_batch_counts_its_bios_as_their_facts_are_verified():
+    """A batch of bios verified in one call: the bar counts the bios whose facts the
+    verified share covers, never goes back, and counts exactly once the rows are written."""
+    import io
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=5, file=io.StringIO())
+    progress = Progress()
+    progress.attach(bar)
+    progress.expect("generate", 4)  # the decomposition before: not the verification
+    progress.done("generate", 4)
+    progress.start_bios([3, 0, 2])  # three bios: 3 facts, none, 2
+    assert bar.n == 0
+    progress.expect("true_false", 5)
+    progress.done("true_false", 2, computed=False)  # from the cache
+    assert bar.n == 0
+    progress.done("true_false", 1)  # the first bio's facts: it and the empty one are done
+    assert bar.n == 2
+    progress.expect("np", 5)  # another kind: not counted
+    progress.done("np", 5)
+    assert bar.n == 2
+    progress.done("true_false", 2)
+    assert bar.n == 3
+    progress.expect("true_false", 5)  # a second pass of the kind: the bar stays
+    progress.done("true_false", 1)
+    assert bar.n == 3
+    progress.end_bios(3)
+    assert bar.n == 3
+    progress.start_bios([4, 4])  # the next batch counts on from the bios written
+    progress.expect("true_false", 8)
+    progress.done("true_false", 4)
+    assert bar.n == 4
+    progress.end_bios(2)
+    assert bar.n == 5
+    progress.attach(None)  # a new run starts from nothing
+    progress.start_bios([1])
+    progress.end_bios(1)  # no bar: counted silently
+    assert progress.bios_shown == 1
