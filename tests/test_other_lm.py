@@ -68,6 +68,16 @@ def test_the_pages_commands_parse_and_name_current_rules():
     assert fscore_commands(calibration_block())[-1][:1] == ["eval"]
 
 
+def test_the_docs_name_rules_by_their_current_names():
+    """Every ``--verifier X`` of the README and the docs' own pages is a rule's current
+    name (an earlier name still works, but a reader copies what the docs show)."""
+    names = {rule.name for rule in list_rules(everything=True)} | {"NAME"}
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("[!b]*/*.md"))]
+    found = {(page.name, m) for page in pages
+             for m in re.findall(r"--verifier[ =]([\w+.-]+)", page.read_text("utf-8"))}  # fmt: skip
+    assert found and {(page, name) for page, name in found if name not in names} == set()
+
+
 def test_verifiers_says_no_rule_is_fitted_for_an_unknown_model(tmp_path):
     result = CliRunner().invoke(fscore, ["verifiers", "--lm", str(tmp_path / "my-lm.gguf")])
     assert result.exit_code == 0, result.output
