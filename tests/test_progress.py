@@ -3,6 +3,8 @@ are counted as done but not in the rate)."""
 
 from __future__ import annotations
 
+import pytest
+
 from factscore_local.runtime.progress import Progress
 
 
@@ -69,3 +71,33 @@ def test_a_batch_counts_its_bios_as_their_facts_are_verified():
     progress.start_bios([1])
     progress.end_bios(1)  # no bar: counted silently
     assert progress.bios_shown == 1
+
+
+@pytest.mark.slow
+def test_a_batched_run_moves_its_bar_before_the_batch_ends(db_index, tmp_path):
+    """Four labeled bios scheduled as one batch: the bar counts bios as their facts are
+    verified, so it stands strictly between 0 and 4 before the batch's rows are written."""
+    from factscore_local.config import EvalConfig
+    from factscore_local.model_store import SMALL_LM
+    from factscore_local.pipeline.estimator import Estimator
+    from factscore_local.pipeline.records.inputs import read_bios
+    from tests.conftest import SHARED, require, require_model
+
+    require_model(SMALL_LM)
+    bios = list(read_bios(require(SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl")))[:4]
+    config = EvalConfig(index=db_index, lm=SMALL_LM,
+                        use_atomic_facts=True, validate=False, batch_bios=4,
+                        verifier="retrieve-lm", cache=tmp_path / "cache.db")  # fmt: skip
+    estimator = Estimator(config)
+    progress, shown = estimator.components.progress, []
+    move = progress._move_bar
+
+    def recorded(n: int) -> None:
+        shown.append((n, progress.bios_written))
+        move(n)
+
+    progress._move_bar = recorded
+    rows = estimator.run(bios, None, progress=True)
+    assert len(rows) == 4 and shown[-1] == (4, 4)
+    assert any(0 < n < 4 and written == 0 for n, written in shown), shown
+    assert [n for n, _ in shown] == sorted(n for n, _ in shown)  # never back

@@ -134,6 +134,14 @@ class Estimator:
         # batched LM call: facts of a page share their prompt prefixes).
         model_items = [(w, s, a) for w in ready for s, a in w.facts or []]
         human_items = [(w, f) for w in ready for f in w.human or []]
+        # The progress bar counts a bio as done once the verified share of the pass covers
+        # its facts (model and human facts, in the order they are verified).
+        counts = {id(w): 0 for w in work}
+        for w, *_ in model_items + human_items:
+            counts[id(w)] += 1
+        plan = self.prepare()
+        kind = "np" if "np_scorer" in plan.passes and len(plan.passes) == 1 else "true_false"
+        self.components.progress.start_bios([counts[id(w)] for w in work], kind)
         # In the shared mode a bio's facts share blocks of evidence (the group is named by
         # the bio's place in the input, not by its chunk); its human facts use the model
         # facts' blocks without changing them (tier 1), so validating changes no estimate.
@@ -340,7 +348,7 @@ class Estimator:
                         handle.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
                 if handle:
                     handle.flush()
-                bar.update(sum(map(len, batch)))
+                self.components.progress.end_bios(sum(map(len, batch)))  # the bios written
         finally:
             self.components.progress.attach(None)
             bar.close()
