@@ -124,3 +124,66 @@ def test_the_plan_check_names_what_is_missing_and_the_rules_that_would_run():
     assert "default+head" not in message.split("rules it can run")[1]
     plan_for("retrieve-lm").check(_Server())  # nothing missing: no error
     assert RunPlan("x", (), ()).missing(frozenset()) == []
+
+
+def test_the_run_says_which_fitted_rule_it_applies_and_why(tmp_path):
+    """The record's rule entry: the model a rule was fitted for, and whether the LM's
+    weights are that model's by sha256 (a server's only where it names them here)."""
+    from factscore_local.cli.output import rule_line
+    from factscore_local.config import build_config
+    from factscore_local.fitted_defaults import rule_entry
+    from factscore_local.model_store import EMBEDDED_MODELS, SMALL_LM
+
+    config = build_config({"index": tmp_path, "lm": SMALL_LM})
+    sha = EMBEDDED_MODELS[SMALL_LM].sha256
+    same = rule_entry(config, {"sha256": sha + "0" * (64 - len(sha))})
+    assert (same["name"], same["fitted_for"], same["weights"]) == ("default", SMALL_LM, "same")
+    assert rule_line(same) == f"default, fitted for {SMALL_LM} (the same weights, by sha256)"
+    assert rule_entry(config, {"sha256": "f" * 64})["weights"] == "other"
+    # a server under the embedded name, serving weights this machine cannot see
+    served = {"sha256": sha, "served_sha256": None, "backend": "server"}
+    assert rule_entry(config, served)["weights"] == "not checked"
+    assert "could not be checked" in rule_line(rule_entry(config, served))
+    mine = build_config({"index": tmp_path, "lm": str(tmp_path / "my-model.gguf")})
+    entry = rule_entry(mine, {"sha256": "f" * 64})
+    assert entry["fitted_for"] is None and entry["name"] == "retrieve-lm"
+    assert rule_line(entry) == "retrieve-lm, thresholds from built-in defaults"
+
+
+class _Served:
+    model_name = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+
+    def __init__(self, served_sha256: str | None) -> None:
+        self.served = served_sha256
+
+    def describe(self) -> str:
+        return "the LM server at http://127.0.0.1:9/v1 (qwen)"
+
+    def fingerprint(self, cache) -> dict:
+        return {"sha256": None, "served_sha256": self.served, "backend": "server"}
+
+
+def test_a_run_warns_in_one_line_when_its_rule_is_not_its_lms(tmp_path, capsys):
+    from factscore_local.config import build_config
+    from factscore_local.pipeline.decision.verifiers import get_verifier
+    from factscore_local.pipeline.plan import warn_unfitted
+
+    def said(config, lm) -> str:
+        warn_unfitted(config, get_verifier(config.verifier), lm, None)
+        return capsys.readouterr().err
+
+    unfitted = build_config({"index": tmp_path, "lm": "http://127.0.0.1:9/v1",
+                             "lm_model": "my-own-model"})  # fmt: skip
+    line = said(unfitted, _Served(None))
+    assert line.startswith("warning: no rule is fitted for qwen") and line.count("\n") == 1
+    assert "fscore calibrate --lm http://127.0.0.1:9/v1" in line and "margin 0" in line
+    fitted = build_config({"index": tmp_path, "lm": "http://127.0.0.1:9/v1",
+                           "lm_model": "qwen2.5-coder-0.5b-instruct-q4_k_m"})  # fmt: skip
+    assert said(fitted, _Served(None)).startswith("note: the rule default fitted for qwen")
+    assert said(fitted, _Served("f" * 64)).startswith("warning: the LM server at")
+    from factscore_local.model_store import EMBEDDED_MODELS
+
+    assert said(fitted, _Served(EMBEDDED_MODELS[_Served.model_name].sha256)) == ""
+    given = build_config({"index": tmp_path, "lm": "http://127.0.0.1:9/v1",
+                          "lm_model": "my-own-model", "margin": 0.5})  # fmt: skip
+    assert said(given, _Served(None)) == ""  # a threshold given: the user's choice
