@@ -18,7 +18,9 @@ from factscore_local.pipeline.decision.verifiers import (
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.records.inputs import read_bios
 from factscore_local.pipeline.signals.slots import (
+    WEAK,
     slot_check,
+    slot_conflicts,
     slot_flags,
     slot_signal,
 )
@@ -42,7 +44,9 @@ def test_a_demonym_inside_a_name_is_not_a_nationality():
 def test_the_signal_values():
     page = ["Mitzi Gaynor (born September 4, 1931) is an American actress."]
     assert slot_signal("She was born in 1931.", page) == 1.0
-    assert slot_signal("She was born in 1925.", page) == -3.0  # a year
+    assert slot_signal("She was born in 1925.", page, "Mitzi Gaynor") == -3.0  # her birth
+    # Not known to be hers without the topic: another year in the birth's clause, weighed.
+    assert slot_signal("She was born in 1925.", page) == -1.0
     assert slot_signal("She is an American singer.", page) == -1.0  # another slot
     # Another nationality than the lead's, given the topic: its own value.
     assert slot_signal("Mitzi Gaynor is a Canadian actress.", page, "Mitzi Gaynor") == -4.0
@@ -80,7 +84,12 @@ def test_a_value_the_page_states_in_another_role_conflicts():
     assert slot_signal("He was born on June 5, 2009.", page, topic) == -3.0
     assert slot_signal("He was born on June 5, 1954.", page, topic) == 1.0
     assert slot_signal("He joined Bologna in 2009.", page, topic) == 1.0
-    assert slot_signal("He won the UEFA Cup in 2009.", page, topic) == -3.0
+    # 2009 is on the page, for another event: a conflict the rules weigh (another UEFA
+    # Cup may have been won in 2009), not one they veto on.
+    assert slot_signal("He won the UEFA Cup in 2009.", page, topic) == -1.0
+    assert slot_conflicts("He won the UEFA Cup in 2009.", page, topic) == {"year": WEAK}
+    # A year the page gives nowhere, while it gives the cup's: vetoed.
+    assert slot_signal("He won the UEFA Cup in 2003.", page, topic) == -3.0
     assert slot_signal("He is a French football manager.", page, topic) == -4.0
     # No sentence like the fact: the values of the passages as a whole decide.
     assert slot_signal("His brother was born in 1954.", page, topic) == 1.0
@@ -93,7 +102,8 @@ def test_only_sentences_nearly_as_close_as_the_closest_confirm():
             "He played golf in 2012."]  # fmt: skip
     fact = "He played for the San Francisco Giants until {}."
     assert slot_signal(fact.format(2005), page) == 1.0
-    assert slot_signal(fact.format(2012), page) == -3.0
+    assert slot_signal(fact.format(2012), page) == -1.0  # 2012 is golf's: weighed
+    assert slot_signal(fact.format(2014), page) == -3.0  # nowhere, and all its terms: vetoed
 
 
 def test_the_roles_a_page_gives_its_years_and_nationality():

@@ -34,7 +34,22 @@ from factscore_local.labels.replacements import (
     occurs,
 )
 from factscore_local.pipeline.signals.rivals import country_key, is_country
-from factscore_local.pipeline.signals.slots import slots
+from factscore_local.pipeline.signals.slot_roles import YEAR
+
+# The page's numbers in digits as the probe has always read them (the recorded pairs and
+# their model results depend on it): thousands groups and a decimal part ("27,000", "3.5").
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?!\w|[.,]\d)")
+_NUMBER_WORD = re.compile(rf"\b(?:{'|'.join(NUMBER_WORDS[2:])})\b", re.IGNORECASE)
+
+
+def _surface_values(page: str) -> tuple[set[str], set[float]]:
+    """The page's years as written and its other numbers (digits, or words up to
+    twelve), read from their surface: the replacement values the probe draws from, kept
+    as they were when its pairs were recorded (a date's day among the numbers)."""
+    years = set(YEAR.findall(page))
+    numbers = {float(n.replace(",", "")) for n in _NUMBER.findall(page)} - {float(y) for y in years}
+    numbers |= {float(NUMBER_WORDS.index(w.lower())) for w in _NUMBER_WORD.findall(page)}
+    return years, numbers
 
 
 @dataclass
@@ -104,12 +119,12 @@ def stated_values(page: str, doc: Any, known_places: Collection[str] | None = No
         known_places: keep only these places (``Pools.places``, named on several pages: a
             place tagged on one page only is often a tagging slip).
     """
-    found = slots(page)
-    numbers = sorted({int(float(n)) for n in found["number"] if float(n).is_integer()})
+    years, found = _surface_values(page)
+    numbers = sorted({int(n) for n in found if n.is_integer()})
     demonyms = sorted(d for d in NATIONALITIES if occurs(d, page))
     gpe = _names(doc, "GPE")
     return PageValues(
-        years=sorted(found["year"]),
+        years=sorted(years),
         numbers=numbers,
         nationalities=demonyms,
         countries=[p for p in gpe if is_country(p)],

@@ -56,7 +56,9 @@ def reasons(
             out.append(
                 _veto_reason(raised.removesuffix("_conflict"), i, detail)
                 if raised
-                else _fitted_reason(values, None if scores is None else float(scores[i]), i)
+                else _fitted_reason(
+                    values, None if scores is None else float(scores[i]), i, detail
+                )  # fmt: skip
             )
         else:
             out.append(_cut_reason(verifier, values, thresholds, i))
@@ -93,9 +95,11 @@ def _cut_reason(
     return "baseline: no fact is supported"
 
 
-def _fitted_reason(values: Mapping[str, np.ndarray], score: float | None, i: int) -> str:
+def _fitted_reason(
+    values: Mapping[str, np.ndarray], score: float | None, i: int, detail: Detail | None = None
+) -> str:
     """A fitted rule's rejection: its score (None: not fitted, the ensemble decided) and
-    the signals that stand low."""
+    the signals that stand low; a conflicting slot with its values and role (``detail``)."""
     margin, np_value = _at(values, "margin", i), _at(values, "np", i)
     coverage = _at(values, "coverage", i)
     low = []
@@ -108,7 +112,8 @@ def _fitted_reason(values: Mapping[str, np.ndarray], score: float | None, i: int
     conflicts = [k for k in ("number", "year", "nationality", "place", "other")
                  if (_at(values, f"slot_{k}", i) or 0) >= 1]  # fmt: skip
     if conflicts:
-        low.append(f"a conflicting {' and '.join(conflicts)} slot")
+        said = detail(i, conflicts[0]) if detail else ""
+        low.append(f"a conflicting {' and '.join(conflicts)} slot" + (f" ({said})" if said else ""))
     if score is None:
         return "; ".join(low) or "the margin and NP ensemble said no"
     return f"fitted score {score:+.2f}, not above 0" + (f": {', '.join(low)}" if low else "")

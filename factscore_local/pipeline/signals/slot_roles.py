@@ -25,8 +25,10 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from factscore_local.pipeline.signals.lexical import content_words
+from factscore_local.pipeline.signals.slot_values import Value, meets_any, stated_in, times, years
 from factscore_local.pipeline.signals.vocabulary import NATIONALITIES
 
 # A year: four digits, not part of a longer number ("1,985" or "1985.5"); a comma after it
@@ -70,6 +72,27 @@ class Work:
     first: str
     last: str
 
+    @property
+    def span(self) -> Value:
+        """Its years as a time value."""
+        first, last = int(self.first), int(self.last)
+        low, high = years(first, last)
+        if first == last:
+            return Value("time", low, high, self.first)
+        ends = (years(first, first), years(last, last))
+        return Value("time", low, high, f"{self.first}–{self.last}", ends=ends)
+
+
+@dataclass(frozen=True)
+class Life:
+    """The topic's life dates, as its lead's parenthesis gives them: the birth, the death
+    (None while alive), the parenthesis, and the lead sentence it stands in."""
+
+    birth: Value
+    death: Value | None
+    parenthesis: str
+    sentence: str
+
 
 @dataclass(frozen=True)
 class PageRoles:
@@ -77,8 +100,8 @@ class PageRoles:
     them."""
 
     name_words: frozenset[str]  # the topic's name and the full name its lead spells out
-    life: tuple[str, str | None, str] | None  # birth year, death year, their parenthesis
-    years_elsewhere: frozenset[str]  # the years the passages give outside that parenthesis
+    life: Life | None  # the topic's life dates
+    times_elsewhere: tuple[Value, ...]  # the times the passages give outside them
     works: tuple[Work, ...]  # titles with years beside them, the topic's own name aside
     nationalities: frozenset[str] | None  # the demonyms of the lead sentence
 
@@ -89,7 +112,7 @@ def page_roles(texts: tuple[str, ...], topic: str) -> PageRoles:
     leads = [lead for lead in (_lead(text, topic) for text in texts) if lead]
     topic_words = content_words(topic)
     life = _life_dates(leads)
-    elsewhere = " ".join(texts).replace(life[2], " ") if life else ""
+    elsewhere = " ".join(texts).replace(life.parenthesis, " ") if life else ""
     works = tuple(
         Work(re.compile(rf"(?<!\w){re.escape(title)}(?!\w)"), min(years), max(years))
         for title, years in _work_years(texts).items()
@@ -98,7 +121,7 @@ def page_roles(texts: tuple[str, ...], topic: str) -> PageRoles:
     return PageRoles(
         name_words=frozenset(topic_words | (content_words(leads[0][0]) if leads else set())),
         life=life,
-        years_elsewhere=frozenset(YEAR.findall(elsewhere)),
+        times_elsewhere=times(elsewhere),
         works=works,
         nationalities=_lead_nationalities(leads),
     )
@@ -132,40 +155,83 @@ def _lead(text: str, topic: str) -> tuple[str, str] | None:
     return text[: verb.start() if verb else 0], sentence
 
 
-def _life_dates(leads: list[tuple[str, str]]) -> tuple[str, str | None, str] | None:
-    """The topic's birth year, death year (``None`` while alive) and the parenthesis that
-    gives them: the first parenthesis of the page's lead, right after the name."""
+def _life_dates(leads: list[tuple[str, str]]) -> Life | None:
+    """The topic's life dates: the first parenthesis of the page's lead, right after the
+    name, that gives a birth ("born 5 June 1954") or a birth and a death ("9 September
+    1941 – 15 June 1997", "1879–1955")."""
     for _, sentence in leads:
         match = _PARENTHESIS.search(sentence)
         if not match or len(sentence[: match.start()].split()) > _NAME_WORDS:
             continue
         inside = match.group(1)
-        if re.search(r"\bborn\b", inside) and len(YEAR.findall(inside)) == 1:
-            return YEAR.findall(inside)[0], None, match.group()
+        if re.search(r"\bborn\b", inside) and len(found := times(inside)) == 1:
+            return Life(found[0], None, match.group(), sentence)
         sides = re.split(r"\s[–-]\s|–", inside)
         if len(sides) == 2 and YEAR.search(sides[0]) and YEAR.search(sides[1]):
-            return YEAR.findall(sides[0])[-1], YEAR.findall(sides[1])[-1], match.group()
+            birth, death = _last_time(sides[0]), _last_time(sides[1])
+            if birth and death:
+                return Life(birth, death, match.group(), sentence)
     return None
 
 
-def life_date_verdict(fact: str, years: set[str], roles: PageRoles) -> str | None:
-    """``"conflict"`` when the fact's years contradict the topic's life dates: a birth or death
-    of the topic in another year, or another event in a year the passages give only as a
-    life date; ``"confirmed"`` for the topic's birth or death in its year; else None."""
+def _last_time(text: str) -> Value | None:
+    """The last time a side of a life-dates parenthesis gives ("c. 1850", "14 March 1879")."""
+    found = times(text)
+    return found[-1] if found else None
+
+
+def _point(value: Value) -> str | None:
+    """The year of a time that is one year (or a day or month of one), else None."""
+    low, high = date.fromordinal(int(value.low)), date.fromordinal(int(value.high))
+    return str(low.year) if low.year == high.year else None
+
+
+def life_date_verdict(fact: str, values: frozenset, roles: PageRoles) -> str | None:
+    """``"conflict"`` when the fact's times contradict the topic's life dates: a birth or
+    death of the topic at a time that does not meet the lead's, or another event in a year
+    the passages give only as a life date; ``"confirmed"`` for the topic's birth or death
+    at a time that meets it; else None."""
     if roles.life is None:
         return None
-    birth, death, _ = roles.life
+    life = roles.life
     cue = BIRTH.search(fact) or DEATH.search(fact)
     if cue:
         if not about_topic(fact[: cue.start()], roles):
             return None
-        said = [birth] if BIRTH.search(fact) else []
-        said += [death] if death and DEATH.search(fact) else []
+        said = [life.birth] if BIRTH.search(fact) else []
+        said += [life.death] if life.death and DEATH.search(fact) else []
         if not said:
             return None
-        return "confirmed" if set(said) <= years else "conflict"
-    only_life_dates = years <= {birth, death} and not years <= roles.years_elsewhere
+        return "confirmed" if all(meets_any(s, values) for s in said) else "conflict"
+    points = {_point(v) for v in values}
+    life_years = {_point(life.birth), _point(life.death) if life.death else None}
+    elsewhere = {_point(v) for v in roles.times_elsewhere}
+    only_life_dates = None not in points and points <= life_years and not points <= elsewhere
     return "conflict" if only_life_dates else None
+
+
+# The age a fact gives at its subject's death: "at the age of 81", "aged 81", "81 years old".
+_AGE = re.compile(
+    r"\b(?:at the age of|aged|age of|at age)\s+(\d{1,3})\b|\b(\d{1,3})\s+years?\s+old\b"
+)
+_YEAR_DAYS = 365.2425
+
+
+def age_verdict(fact: str, roles: PageRoles) -> str | None:
+    """``"conflict"`` when the fact gives the topic's age at death ("He died at the age of
+    84") that its life dates do not allow, ``"confirmed"`` when they do; else None (no
+    death of the topic, no age, or no life dates with a death)."""
+    life = roles.life
+    age = _AGE.search(fact)
+    cue = DEATH.search(fact)
+    if not (life and life.death and age and cue) or not about_topic(fact[: cue.start()], roles):
+        return None
+    if not about_topic(fact[: min(cue.start(), age.start())], roles):
+        return None
+    said = int(age.group(1) or age.group(2))
+    youngest = int((life.death.low - life.birth.high) // _YEAR_DAYS)
+    oldest = int((life.death.high - life.birth.low) // _YEAR_DAYS)
+    return "confirmed" if youngest <= said <= oldest else "conflict"
 
 
 def _work_years(texts: Sequence[str]) -> dict[str, set[str]]:
@@ -186,18 +252,24 @@ def _work_years(texts: Sequence[str]) -> dict[str, set[str]]:
     return titled
 
 
-def work_year_verdict(fact: str, years: set[str], roles: PageRoles) -> str | None:
+def work_year_verdict(fact: str, values: frozenset, roles: PageRoles) -> str | None:
     """``"conflict"`` when the fact names a work whose years the passages give, and one of
-    the fact's years is outside their span ("(2009–2010)"); ``"confirmed"`` when all are
-    within it; else None."""
+    the fact's times does not meet their span ("(2009–2010)"); ``"confirmed"`` when all
+    do; else None."""
     low = fact.lower()
     verdict = None
     for work in roles.works:
         if work.pattern.search(low):
-            if not all(work.first <= year <= work.last for year in years):
+            if not all(stated_in(v, [work.span]) for v in values):
                 return "conflict"
             verdict = "confirmed"
     return verdict
+
+
+def works_named(fact: str, roles: PageRoles) -> list[Work]:
+    """The works with years on the page that the fact names."""
+    low = fact.lower()
+    return [work for work in roles.works if work.pattern.search(low)]
 
 
 def _lead_nationalities(leads: list[tuple[str, str]]) -> frozenset[str] | None:

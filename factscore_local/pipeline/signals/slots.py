@@ -1,22 +1,35 @@
-"""A slot check without the LM: are a fact's years, numbers, nationalities, occupations and
-names found in its passages, or do the passages give another value of the same type?
+"""A slot check without the LM: are a fact's times, numbers, nationalities and occupations
+given by its passages in the fact's own role, or do the passages give that role another
+value?
 
 The lexical coverage signal counts a fact's words found in its passages, wherever they are;
 it cannot tell that "Canadian" comes from the Canadian Open while the player is American.
-This check looks at the slots of a fact one by one: a slot whose value its passages state is
-confirmed; a slot whose value they do not state, while they state other values of its type
-(other years, other nationalities), conflicts. So does a value the passages state only
-outside the sentences most like the fact, while those sentences state another (a birth
-year against a year the page gives another event). A demonym directly before a capitalised
-word is part of a name ("the Canadian Open", "the British Army"), not a nationality, in a
-fact as in its passages. ``slot_signal`` turns the verdict into the ``slots`` signal a
-fitted rule weighs and vetoes with (``verifiers.py``); ``scripts.bench_counterfactual``
-measures it.
+This check reads each value of a fact with its extent (``slot_values.py``: "the late 1960s"
+is 1965 to 1969, "November 26, 1942" one day whose 26 is no number, "about 1950" a few
+years either side) and in its role: the passage clauses that share the fact's own terms
+(its content words beyond the topic's name and its values). A value is
+
+- *confirmed* where a clause with the fact's terms gives a value that meets it;
+- in *conflict* where the passages give it nowhere, while they give other values of its
+  type, none in a clause with the fact's terms (or one with all of them: the fact's own
+  statement with another value), and against the roles the page gives its values
+  (``slot_roles.py``: the topic's life dates and age, a titled work's years, the lead's
+  nationality), which decide first;
+- in *weak conflict* (``WEAK``) where a clause with some of the fact's terms gives another
+  value while the passages give the fact's nowhere or only away from them: on the dev facts
+  the annotators labeled, that is often another event of the same kind (another season's
+  count, another album's year) while the fact's own is missing from its passages, so the
+  rules weigh it (the ``other`` flag) and do not veto on it.
+
+A demonym directly before a capitalised word is part of a name ("the Canadian Open", "the
+British Army"), not a nationality, in a fact as in its passages. ``slot_flags`` turns the
+verdicts into the flags a fitted rule weighs and vetoes with (``verifiers.py``);
+``scripts.bench_counterfactual`` and ``scripts.bench_true_forms`` measure it.
 
 Example:
-    >>> slot_check("He was born in 1885.", ["Einstein was born on 14 March 1879 in Ulm."])
+    >>> slot_check("He was born in 1885.", ["Einstein was born in Ulm in 1879."])
     'conflict'
-    >>> slot_check("He was born in 1879.", ["Einstein was born on 14 March 1879 in Ulm."])
+    >>> slot_check("He was born in the 1870s.", ["Einstein was born in Ulm in 1879."])
     'confirmed'
 """
 
@@ -36,35 +49,33 @@ from factscore_local.pipeline.signals.place_frames import (
 )
 from factscore_local.pipeline.signals.slot_roles import (
     SENTENCE_END,
-    YEAR,
+    age_verdict,
     life_date_verdict,
     nationality_verdict,
     page_roles,
     work_year_verdict,
 )
-from factscore_local.pipeline.signals.vocabulary import NATIONALITIES, NUMBER_WORDS, OCCUPATIONS
+from factscore_local.pipeline.signals.slot_values import Value, read_values, stated_in
+from factscore_local.pipeline.signals.vocabulary import NATIONALITIES, OCCUPATIONS
 
-# A number in digits, with thousands groups and a decimal part ("27,000", "3.5").
-_NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?!\w|[.,]\d)")
-# Words that make a number an approximation: "over 60 films" is true of 63 of them.
-_ROUGHLY = re.compile(
-    r"\b(?:over|more than|nearly|almost|about|around|approximately|roughly|some|at least|"
-    r"up to|close to|upwards of|in excess of|estimated)\s+$",
-    re.IGNORECASE,
-)
 # A conflict with the role the page gives a value (the topic's life dates, a work's years,
 # the lead's nationality): a verdict of its own, stronger than a value found elsewhere.
 CONTRADICTED = "contradicted"
-ROUGH_TOLERANCE = 0.25  # an approximate number matches a value this close (relative)
+# Another value in the value's role, where the passages may lack the fact's own event: a
+# conflict the rules weigh (the ``other`` flag), not one they veto on.
+WEAK = "weak conflict"
 _OCCUPATION_WORDS = [w for group in OCCUPATIONS for w in group]
 CONTEXT_WORDS = 2  # content words a sentence shares with the fact to judge its values
 # A sentence confirms a value when it shares at most this many words fewer with the fact
 # than the sentence sharing the most (that states values of the slot's type).
 CONTEXT_SLACK = 2
-
-
-def _words(pattern: str, text: str, flags: int = 0) -> set[str]:
-    return {m.group().lower() for m in re.finditer(pattern, text, flags)}
+# Where a sentence's clauses part: a semicolon, a dash between spaces, or a comma before a
+# word that opens another clause ("..., and in 2001 he moved", "..., becoming a citizen").
+_CLAUSE_END = re.compile(
+    r"\s*;\s+|\s+[–—]\s+|,\s+(?=(?:and|but|while|whereas|where|when|which|who|whom|after|"
+    r"before|although|though|then|until|later|becoming|including|making|earning|winning)\b)"
+)
+CLAUSE_WORDS = 2  # a clause with fewer content words of its own joins the next one
 
 
 def _listed(values: Sequence[str], text: str, case: bool, in_names: bool = True) -> set[str]:
@@ -77,50 +88,54 @@ def _listed(values: Sequence[str], text: str, case: bool, in_names: bool = True)
             and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-]){after}", text, flags)}  # fmt: skip
 
 
-def slots(text: str) -> dict[str, set[str]]:
-    """The slot values of a text by type: years, numbers (not years; digits or words up to
-    twelve), nationalities and occupations (from the counterfactual probe's lists).
+def slots(text: str) -> dict[str, frozenset]:
+    """The slot values of a text by type: times (``"year"``: years, decades, centuries,
+    ranges, dates, as ``slot_values.Value`` intervals), numbers (not years, not the days
+    of dates; digits or words up to twelve, with their scale and unit), nationalities and
+    occupations (lowercased, from the counterfactual probe's lists).
 
     Example:
-        >>> sorted(slots("An actor born in 1950, with three children and 2,500 acres.")["number"])
-        ['2500', '3']
+        >>> found = slots("An actor born on 3 May 1950, with three children and 2,500 acres.")
+        >>> sorted(v.text for v in found["year"]), sorted(v.text for v in found["number"])
+        (['3 May 1950'], ['2,500 acres', 'three'])
     """
-    years = _words(YEAR.pattern, text)
-    numbers = {_plain(n) for n in _words(_NUMBER.pattern, text)} - years
-    number_words = _words(rf"\b(?:{'|'.join(NUMBER_WORDS[2:])})\b", text, re.IGNORECASE)
-    numbers |= {str(NUMBER_WORDS.index(w)) for w in number_words}
+    values = read_values(text)
     return {
-        "year": years,
-        "number": numbers,
-        "nationality": _listed(NATIONALITIES, text, case=True, in_names=False),
-        "occupation": _listed(_OCCUPATION_WORDS, text, case=False),
+        "year": frozenset(v for v in values if v.kind == "time"),
+        "number": frozenset(v for v in values if v.kind == "number"),
+        "nationality": frozenset(_listed(NATIONALITIES, text, case=True, in_names=False)),
+        "occupation": frozenset(_listed(_OCCUPATION_WORDS, text, case=False)),
     }
 
 
-def _plain(number: str) -> str:
-    """A number without thousands commas or a trailing ".0" ("27,000" -> "27000")."""
-    plain = number.replace(",", "")
-    return plain[: -len(".0")] if plain.endswith(".0") else plain
+def value_text(value: Value | str) -> str:
+    """A slot value as written."""
+    return value.text if isinstance(value, Value) else value
 
 
-def _approximate(fact: str) -> set[str]:
-    """The fact's numbers that it gives as approximations ("over 60", "nearly 4,000")."""
-    return {_plain(m.group()) for m in _NUMBER.finditer(fact) if _ROUGHLY.search(fact[: m.start()])}
+def stated(value: Value | str, found: frozenset) -> bool:
+    """Whether ``found`` (values of the slot's type) states ``value``: an interval that
+    meets it (a span by its two ends: ``slot_values.stated_in``), or the same word."""
+    return stated_in(value, found) if isinstance(value, Value) else value in found
 
 
-def _near(value: str, found: set[str]) -> bool:
-    target = float(value)
-    return any(abs(float(v) - target) <= ROUGH_TOLERANCE * target for v in found)
+@dataclass(frozen=True)
+class Sentence:
+    """A passage sentence as the slot check reads it: its text, its content words (a
+    plural as its singular) and its slot values."""
+
+    text: str
+    words: frozenset[str]
+    values: dict[str, frozenset]
 
 
 @dataclass(frozen=True)
 class PassageSlots:
     """A fact's passages as the slot check reads them (once, for every fact that shares
-    them): the slot values of all of them, and sentence by sentence with the sentence's
-    content words."""
+    them): the slot values of all of them, and sentence by sentence."""
 
-    found: dict[str, set[str]]
-    sentences: tuple[tuple[frozenset[str], dict[str, set[str]]], ...] = ()
+    found: dict[str, frozenset]
+    sentences: tuple[Sentence, ...] = ()
     texts: tuple[str, ...] = ()  # the passages as read, for the roles of their values
 
     @functools.cached_property
@@ -129,14 +144,49 @@ class PassageSlots:
         return sentence_frames(self.texts)
 
 
+def clauses(sentence: str) -> list[str]:
+    """The clauses of a sentence, where a value is read with the terms beside it ("He won
+    the award in 1995, and in 2001 he moved to Paris": 2001 is no year of the award). A
+    clause of fewer than ``CLAUSE_WORDS`` content words beside its values ("In 1990, after
+    ...") joins the next.
+
+    Example:
+        >>> clauses("He won the award in 1995, and in 2001 he moved to Paris.")
+        ['He won the award in 1995', 'and in 2001 he moved to Paris.']
+    """
+    parts, held = [], ""
+    for part in _split_outside_parentheses(sentence):
+        part = f"{held} {part}".strip() if held else part
+        values = " ".join(value_text(v) for v in read_values(part))
+        if len(content_words(part) - content_words(values)) < CLAUSE_WORDS:
+            held = part
+            continue
+        parts.append(part)
+        held = ""
+    if held:
+        parts.append(held) if not parts else parts.append(parts.pop() + " " + held)
+    return parts
+
+
+def _split_outside_parentheses(sentence: str) -> list[str]:
+    """The sentence cut at its clause ends, none inside a parenthesis ("(1879 – 1955)")."""
+    out, start = [], 0
+    for m in _CLAUSE_END.finditer(sentence):
+        if sentence.count("(", 0, m.start()) > sentence.count(")", 0, m.start()):
+            continue
+        out.append(sentence[start : m.start()])
+        start = m.end()
+    return [*out, sentence[start:]]
+
+
 def read_passages(texts: Sequence[str]) -> PassageSlots:
-    """The slots of passage texts, sentence by sentence and (their union) together."""
-    parts = [part for text in texts for part in SENTENCE_END.split(text) if part.strip()]
-    sentences = tuple((frozenset(_stems(content_words(part))), slots(part)) for part in parts)
-    found = {kind: set() for kind in slots("")}
-    for _, values in sentences:
-        for kind, found_here in values.items():
-            found[kind] |= found_here
+    """The slots of passage texts, clause by clause (``clauses``) and (their union)
+    together."""
+    parts = [clause for text in texts for part in SENTENCE_END.split(text) if part.strip()
+             for clause in clauses(part)]  # fmt: skip
+    sentences = tuple(Sentence(part, frozenset(_stems(content_words(part))), slots(part))
+                      for part in parts)  # fmt: skip
+    found = {kind: frozenset().union(*(s.values[kind] for s in sentences)) for kind in slots("")}
     return PassageSlots(found, sentences, tuple(texts))
 
 
@@ -145,73 +195,109 @@ def _stems(words: set[str]) -> set[str]:
     return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words}
 
 
-def _states(values: set[str], found: set[str], kind: str, rough: set[str]) -> bool:
-    if kind == "number":
-        return all(v in found or (v in rough and _near(v, found)) for v in values)
-    return values <= found
+def fact_terms(fact: str, topic: str = "") -> set[str]:
+    """The fact's own terms: its content words beyond the topic's name and its slot
+    values (a plural as its singular), which place a value in a sentence."""
+    own = slots(fact)
+    slot_words = set().union(*(content_words(value_text(v)) for vs in own.values() for v in vs))
+    words = content_words(fact) - content_words(topic) - slot_words
+    return _stems({w for w in words if not w.isdigit() and len(w) > 1})  # not "U.S."'s letters
 
 
-def _in_context(fact_words: set[str], kind: str, values: set[str], rough: set[str],
-                sentences) -> str | None:  # fmt: skip
-    """The verdict of the sentences that share content words with the fact: "confirmed"
-    when one of them that shares nearly as many as the closest states the slot's values;
-    "conflict" when the closest state other values of its type ("born 5 June 1954"
-    against "born in 2009", though the page names 2009 elsewhere); else None."""
-    related = [(len(fact_words & words), found[kind]) for words, found in sentences
-               if fact_words & words]  # fmt: skip
-    if not related:
-        return None
-    best = max((n for n, found in related if found), default=0)
-    close = (found for n, found in related if n >= best - CONTEXT_SLACK)
-    if any(_states(values, found, kind, rough) for found in close):
+@dataclass(frozen=True)
+class Placed:
+    """Where the passages place a value of the fact: ``verdict`` ("confirmed": a sentence
+    with the fact's terms gives it; "conflict": the sentences with most of its terms give
+    only other values of its type; None: neither), and the sentence sharing the most terms
+    among those that give values of its type (``role``, None when none shares one)."""
+
+    verdict: str | None
+    role: Sentence | None = None
+    shared: frozenset[str] = frozenset()
+
+
+def place(value: Value | str, kind: str, terms: set[str], read: PassageSlots) -> Placed:
+    """Whether a sentence that shares the fact's terms gives ``value`` (``Placed``)."""
+    scored = [(len(terms & s.words), s) for s in read.sentences if s.values[kind]]
+    scored = [(n, s) for n, s in scored if n]
+    if not scored:
+        return Placed(None)
+    best = max(n for n, _ in scored)
+    role = next(s for n, s in scored if n == best)
+    shared = frozenset(terms & role.words)
+    if any(stated(value, s.values[kind]) for n, s in scored if n >= best - CONTEXT_SLACK):
+        return Placed("confirmed", role, shared)
+    if best < min(CONTEXT_WORDS, len(terms)):
+        return Placed(None, role, shared)  # one shared word ("born", "film") is no role
+    return Placed("conflict", role, shared)
+
+
+def value_verdict(value: Value | str, kind: str, terms: set[str], read: PassageSlots) -> str:
+    """How one value of the fact fares in its passages:
+
+    - ``"conflict"``: they state it nowhere, while they state other values of its type,
+      and no clause with the fact's terms gives one (or one gives them all: the fact's
+      own statement with another value);
+    - ``WEAK``: another value stands in its role, a clause that shares some of the fact's
+      terms, and the passages state the fact's value nowhere or only away from it; or a
+      measure or a zero they do not state (heights and weights are rarely in the text);
+    - ``"confirmed"``: a clause with the fact's terms gives it (or the passages anywhere,
+      for a fact with no terms of its own);
+    - ``"unknown"``: none of these (the passages give no value of its type, or give the
+      fact's value only where none of its terms stand).
+
+    On the dev facts the annotators labeled, the first is rarely a supported fact; the
+    second often is (another event of the same kind, while the fact's own is not among its
+    passages), so the rules veto on the first and weigh the second."""
+    found = read.found[kind]
+    placed = place(value, kind, terms, read) if terms else Placed(None)
+    if not stated(value, found):
+        if not found:
+            return "unknown"
+        if isinstance(value, Value) and (value.dimension or value.high == 0):
+            return WEAK
+        if placed.role is None or (len(terms) >= CONTEXT_WORDS and placed.shared == terms):
+            return "conflict"
+        return WEAK
+    if not terms:
         return "confirmed"
-    if best < min(CONTEXT_WORDS, len(fact_words)):
-        return None  # one shared word ("born", "film") is no context to judge a value by
-    return "conflict" if any(found for n, found in related if n == best) else None
+    return {"conflict": WEAK}.get(placed.verdict, placed.verdict) or "unknown"
 
 
 def slot_conflicts(
     fact: str, passages: Sequence[str] | PassageSlots, topic: str = ""
 ) -> dict[str, str]:
-    """Each slot type of the fact and how it fares: ``"conflict"`` (a value the passages do
-    not state while they state others of its type, or state only in sentences unlike the
-    fact's while the sentences most like it state another), ``CONTRADICTED`` (against the
-    role the page gives values of its type: ``slot_roles.py``), ``"confirmed"`` or
-    ``"unknown"``. An approximate number ("over 60 films") is confirmed by a value within a
-    quarter of it. A place is judged only where the passages put another place in the
-    fact's frame (``place_frames.py``): ``"conflict"`` under ``"place"``.
-    ``topic``: its name's words are not context (every sentence has them)."""
+    """Each slot type of the fact and how it fares: ``"conflict"`` (a value of it does:
+    ``value_verdict``), ``CONTRADICTED`` (against the role the page gives values of its
+    type: ``slot_roles.py``), ``"confirmed"`` (each of its values) or ``"unknown"``. A
+    time or a number is an interval (``slot_values.py``): a decade, a range, a date or an
+    approximation is stated by a value it meets. A place is judged only where the passages
+    put another place in the fact's frame (``place_frames.py``): ``"conflict"`` under
+    ``"place"``. ``topic``: its name's words are not the fact's terms (every sentence has
+    them)."""
     read = passages if isinstance(passages, PassageSlots) else read_passages(passages)
-    own = slots(fact)
-    rough = _approximate(fact)
-    slot_words = {w for values in own.values() for v in values for w in v.split()}
-    fact_words = content_words(fact) - content_words(topic) - slot_words
-    fact_words = _stems({w for w in fact_words if not w.isdigit()})
+    terms = fact_terms(fact, topic)
     verdicts = {}
-    for kind, values in own.items():
+    for kind, values in slots(fact).items():
         if not values:
             continue
-        found = read.found[kind]
-        if _states(values, found, kind, rough):
-            verdict = "confirmed"
-        else:
-            verdict = "conflict" if found else "unknown"
-        context = verdict != "conflict" and read.sentences and fact_words
-        if context and _in_context(fact_words, kind, values, rough, read.sentences) == "conflict":
-            verdict = "conflict"
+        each = {value_verdict(v, kind, terms, read) for v in values}
+        verdict = next(v for v in ("conflict", WEAK, "unknown", "confirmed") if v in each)
         verdicts[kind] = _role_verdict(fact, kind, values, read.texts, topic) or verdict
     if place_frame_verdict(fact, lambda: read.frames) == "conflict":
         verdicts["place"] = "conflict"
     return verdicts
 
 
-def _role_verdict(fact: str, kind: str, values: set[str], texts, topic: str) -> str | None:
+def _role_verdict(fact: str, kind: str, values: frozenset, texts, topic: str) -> str | None:
     """How a value fares against the role the passages give values of its kind:
     ``CONTRADICTED`` (by any role), "confirmed", or None where they show none
     (``slot_roles.py``)."""
     if kind == "year":
         roles = page_roles(texts, topic)
         verdicts = (life_date_verdict(fact, values, roles), work_year_verdict(fact, values, roles))
+    elif kind == "number":
+        verdicts = (age_verdict(fact, page_roles(texts, topic)),)
     elif kind == "nationality":
         verdicts = (nationality_verdict(fact, page_roles(texts, topic)),)
     else:
@@ -239,7 +325,7 @@ def slot_check(fact: str, passages: Sequence[str] | PassageSlots, topic: str = "
 
 
 def _overall(verdicts: dict[str, str]) -> str:
-    if CONTRADICTED in verdicts.values():
+    if CONTRADICTED in verdicts.values() or WEAK in verdicts.values():
         return "conflict"
     for verdict in ("conflict", "unknown", "confirmed"):
         if verdict in verdicts.values():
@@ -271,13 +357,14 @@ def slot_flags(
         ['number', 'year']
     """
     verdicts = slot_conflicts(fact, passages, topic)
-    named = {"number": verdicts.get("number") == "conflict",
+    named = {"number": verdicts.get("number") in ("conflict", CONTRADICTED),
              "year": verdicts.get("year") in ("conflict", CONTRADICTED),
              "nationality": verdicts.get("nationality") == CONTRADICTED,
              "place": verdicts.get("place") == "conflict"}  # fmt: skip
     other = (
         any(verdict == "conflict" for kind, verdict in verdicts.items() if kind not in named)
         or verdicts.get("nationality") == "conflict"
+        or WEAK in verdicts.values()
     )
     confirmed = _overall(verdicts) == "confirmed"
     return {kind: float(on) for kind, on in (*named.items(), ("other", other),

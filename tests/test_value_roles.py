@@ -1,0 +1,120 @@
+"""A value judged in its role and its form (issue 74): decades, centuries, ranges,
+approximations and full dates hold against the passages that give the value, while a value
+the page gives to something else conflicts, and the reason names the role it was read in."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from factscore_local.fitted_defaults import shipped_rule
+from factscore_local.model_store import DEFAULT_LM
+from factscore_local.pipeline.decision.reasons import reasons
+from factscore_local.pipeline.decision.verifiers import Thresholds, get_verifier
+from factscore_local.pipeline.signals.slot_details import conflict_detail
+from factscore_local.pipeline.signals.slots import slot_conflicts, slot_flags
+from tests.conftest import require
+
+VETOED = ("number", "year", "place")  # the default's vetoes
+
+# (fact, its passages, topic): true facts in the forms modern LMs write.
+TRUE_FORMS = [
+    ("She moved to film in the late 1960s.",
+     ["Lee began on the stage. She made her first film, Rain, in 1969."], "Ann Lee"),
+    ("He rose to fame in the 1930s.",
+     ["Bo Ek was a singer. His breakthrough came in 1935 with a radio show."], "Bo Ek"),
+    ("Grease is a 1970s film.",
+     ['She starred in "Grease" (1978), a musical film.'], "Olivia Newton-John"),
+    ("He began his career in the late 1970s.",
+     ["He began his career in 1978 as a session drummer."], "Jo Cox"),
+    ("He was born on November 26, 1942.",
+     ["Jo Cox (born 26 November 1942) is an English drummer. He had 2 sons."], "Jo Cox"),
+    ("Jo Cox was born in the 20th century.",
+     ["Jo Cox (born 26 November 1942) is an English drummer."], "Jo Cox"),
+    ("He was born in the early 1940s.",
+     ["Jo Cox (born 26 November 1942) is an English drummer."], "Jo Cox"),
+    ("He served as governor from 1954 to 1957.",
+     ["He was elected governor in 1954 and served as governor until 1957."], "Al Roe"),
+    ("He served as governor from 1954 to 1957.",
+     ["He was governor (1954–1957) of the state."], "Al Roe"),
+    ("He was governor between 1955 and 1957.",
+     ["He was governor from 1954 until 1957."], "Al Roe"),
+    ("She recorded the album around 1971.",
+     ["She recorded the album in 1972 in London."], "Ann Lee"),
+    ("She wrote about 60 novels.", ["She wrote 63 novels and 12 plays."], "Ann Lee"),
+    ("She wrote more than 60 novels.", ["She wrote 63 novels and 12 plays."], "Ann Lee"),
+    ("He is 6 ft 2 in tall.", ["Standing 1.88 m tall, he played as a centre."], "Al Roe"),
+    ("The album sold 2.5 million copies.",
+     ["The album sold 2,500,000 copies in 1990."], "Ann Lee"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("fact", "passages", "topic"), TRUE_FORMS)
+def test_true_facts_in_other_forms_meet_their_passages(fact, passages, topic):
+    verdicts = slot_conflicts(fact, passages, topic)
+    assert verdicts and all(v in ("confirmed", "unknown") for v in verdicts.values()), verdicts
+    flags = slot_flags(fact, passages, topic)
+    assert not any(flags[k] for k in (*VETOED, "nationality", "other")), flags
+
+
+def test_a_date_s_day_is_no_number():
+    page = ["Jo Cox (born 26 November 1942) is an English drummer. He had 2 sons."]
+    assert "number" not in slot_conflicts("He was born on November 26, 1942.", page, "Jo Cox")
+    assert slot_conflicts("He was born on November 2, 1942.", page, "Jo Cox") == {
+        "year": "contradicted"  # the day is part of the birth date, and it is another
+    }
+
+
+def default_rule():
+    """The default rule for the embedded 1.5B model, with its shipped weights."""
+    shipped = shipped_rule(DEFAULT_LM, "default")
+    return get_verifier("default"), Thresholds(weights=shipped.settings["rule_weights"])
+
+
+def decide(fact: str, passages: list[str], topic: str) -> tuple[bool, str | None]:
+    """The default's decision and reason for a fact whose LM signals say true (a high
+    margin, NP and coverage: the LM believes the swapped value), with its slot flags."""
+    flags = slot_flags(fact, passages, topic)
+    values = {"margin": np.array([3.0]), "np": np.array([0.9]), "coverage": np.array([1.0]),
+              **{f"slot_{k}": np.array([v]) for k, v in flags.items()}}  # fmt: skip
+    verifier, thresholds = default_rule()
+    supported = verifier.decide(values, thresholds, 1)
+    labelled = [(f"p{i}", text) for i, text in enumerate(passages)]
+    why = reasons(verifier, values, thresholds, supported,
+                  lambda i, kind: conflict_detail(fact, kind, labelled, topic))  # fmt: skip
+    return bool(supported[0]), why[0]
+
+
+LEAD = ("Ann Lee (born 12 May 1950) is an American actress. She starred in the Canadian "
+        "film Rain (1975) with John Smith. Her first husband was the actor Tom Hardy, whom "
+        "she married in 1971.")  # fmt: skip
+
+
+def test_a_swapped_year_the_page_gives_elsewhere_is_vetoed_naming_the_role():
+    supported, why = decide("Ann Lee was born in 1975.", [LEAD], "Ann Lee")
+    assert not supported
+    assert why.startswith("vetoed: its year conflicts") and "the birth as 12 May 1950" in why
+    supported, why = decide("She married Tom Hardy in 1950.", [LEAD], "Ann Lee")
+    assert not supported and "the birth" not in why  # 1950 is her birth's, not the marriage's
+
+
+def test_a_swapped_nationality_conflicts_with_the_lead_s():
+    fact = "Ann Lee is a Canadian actress."  # the page's film is Canadian, not she
+    assert slot_conflicts(fact, [LEAD], "Ann Lee")["nationality"] == "contradicted"
+    assert slot_flags(fact, [LEAD], "Ann Lee")["nationality"] == 1.0
+    detail = conflict_detail(fact, "nationality", [("p0", LEAD)], "Ann Lee")
+    assert detail.startswith("canadian, where p0 gives its lead's nationality as american")
+
+
+def test_the_demo_s_birth_year_is_vetoed_citing_the_lead_s_birth_date(xml_index):
+    """The demo's "He was born in Ulm in 1885" against Einstein's own passages: the reason
+    quotes his birth date, not the 1905 papers."""
+    from factscore_local.index.reader import KnowledgeSource
+
+    page = KnowledgeSource(require(xml_index)).get_page("Albert Einstein")
+    passages = [(f'"{p.title}" #{p.passage_id}', p.clean_text) for p in page.passages[:8]]
+    texts = [t for _, t in passages]
+    fact = "He was born in Ulm in 1885."
+    assert slot_flags(fact, texts, "Albert Einstein")["year"] == 1.0
+    detail = conflict_detail(fact, "year", passages)  # the topic from the labels' title
+    assert "gives the birth as 14 March 1879" in detail and "1905" not in detail
