@@ -147,7 +147,9 @@ def test_the_pages_calibration_example_runs_and_eval_applies_its_weights(db_inde
     for name, value in values.items():  # the page's settings, given this test's values
         block, n = re.subn(rf"^{name}=.*$", f"{name}={shlex.quote(value)}", block, flags=re.M)
         assert n == 1, name
-    script = f'set -euo pipefail\nfscore() {{ "$PY" -m factscore_local.cli "$@"; }}\n{block}'
+    # each command's stderr opens with a mark, so that what eval said can be told apart
+    run = 'fscore() { echo "== fscore $1" >&2; "$PY" -m factscore_local.cli "$@"; }'
+    script = f"set -euo pipefail\n{run}\n{block}"
     env = {**os.environ, "PY": sys.executable}
     done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=3600)  # fmt: skip
@@ -165,7 +167,9 @@ def test_the_pages_calibration_example_runs_and_eval_applies_its_weights(db_inde
     # fscore eval: the summary and the run record say the weights came from the file
     assert f"thresholds: weights {shown} (settings file)" in out
     assert "rule: default, thresholds from settings file" in out
-    assert "no rule is fitted" not in done.stderr
+    said = dict(part.split("\n", 1) for part in done.stderr.split("== fscore ")[1:])
+    assert list(said) == ["calibrate", "verifiers", "eval"]
+    assert "no rule is fitted" not in said["eval"] and "warning" not in said["eval"]
     record = json.loads((tmp_path / "scored.jsonl.record.json").read_text())
     assert record["rule"] == {"name": "default", "thresholds_from": "settings file",
                               "fitted_for": None, "weights": None}  # fmt: skip
