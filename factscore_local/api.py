@@ -316,7 +316,7 @@ def calibrate(
         fitted = calibrate_with_head(config, bios, Path(head), head_kind, objective,
                                      progress=progress)  # fmt: skip
     else:
-        rows = Estimator(config).run(bios, None, progress=progress)
+        rows = Estimator(config, calibrating=True).run(bios, None, progress=progress)
         fitted = fit(collect(rows), config.verifier, objective, config.thresholds)
     fitted["np_model"] = config.np_model_spec
     fitted["lm"] = config.lm

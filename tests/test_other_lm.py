@@ -170,6 +170,7 @@ def test_the_pages_calibration_example_runs_and_eval_applies_its_weights(db_inde
     said = dict(part.split("\n", 1) for part in done.stderr.split("== fscore ")[1:])
     assert list(said) == ["calibrate", "verifiers", "eval"]
     assert "no rule is fitted" not in said["eval"] and "warning" not in said["eval"]
+    assert "no rule is fitted" not in said["calibrate"]  # fitting one: nothing to warn of
     record = json.loads((tmp_path / "scored.jsonl.record.json").read_text())
     assert record["rule"] == {"name": "default", "thresholds_from": "settings file",
                               "fitted_for": None, "weights": None}  # fmt: skip

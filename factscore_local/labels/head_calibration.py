@@ -32,7 +32,8 @@ def rows_with_states(config: EvalConfig, bios: Sequence, progress: bool = False)
     from factscore_local.pipeline.estimator import Estimator
 
     verifier = state_pass(get_verifier(config.verifier))
-    estimator = Estimator(replace(config, read_states=True, validate=True), verifier=verifier)
+    estimator = Estimator(replace(config, read_states=True, validate=True), verifier=verifier,
+                          calibrating=True)  # fmt: skip
     return estimator.run(list(bios), None, progress=progress)
 
 

@@ -66,10 +66,13 @@ class Estimator:
         config: EvalConfig,
         components: Components | None = None,
         verifier: Verifier | None = None,
+        calibrating: bool = False,
     ) -> None:
         """``verifier``: one that is not registered, in place of ``config.verifier`` (the
-        pass that reads the states a head is trained on)."""
+        pass that reads the states a head is trained on). ``calibrating``: the run fits
+        the rule's thresholds (no warning that none are fitted for the LM)."""
         self.config = config
+        self.calibrating = calibrating
         self._given_verifier = verifier
         self.verifier = verifier or get_verifier(config.verifier)
         self.components = components if components is not None else build_components(config)
@@ -91,7 +94,8 @@ class Estimator:
             self.verifier = self._given_verifier or get_verifier(self.config.verifier)
         plan = plan_run(self.config, self.verifier)
         config, verifier, cache = self.config, self.verifier, self.cache
-        self.components.prepare(plan, lambda lm: warn_unfitted(config, verifier, lm, cache))
+        warn = None if self.calibrating else (lambda lm: warn_unfitted(config, verifier, lm, cache))
+        self.components.prepare(plan, warn)
         self.plan = plan
         return plan
 
