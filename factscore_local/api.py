@@ -206,7 +206,8 @@ def run_config(
     out = Path(out) if out is not None else None
     estimator = Estimator(config)
     rows = estimator.run(list(bios), out, progress=progress)
-    return finish_run(config, rows, estimator.components, out, inputs, run_options)
+    # the estimator's config: a server's fitted defaults are applied to it once connected
+    return finish_run(estimator.config, rows, estimator.components, out, inputs, run_options)
 
 
 def finish_run(
