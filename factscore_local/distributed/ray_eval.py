@@ -81,7 +81,8 @@ class EvalWorker:
 
             enforce_offline()
             estimator = Estimator(self.config)
-            estimator.prepare()  # the LM the plan needs, loaded and checked
+            if estimator.prepare().loads_lm:  # loaded (and checked) before the first bio
+                estimator.lm()
             self.estimator = estimator
         return self.estimator
 
@@ -121,6 +122,14 @@ class RemoteLM:
     reported (``EvalWorker.prepare``)."""
 
     entry: dict
+
+    @property
+    def backend(self) -> str:
+        return self.entry.get("backend", "")
+
+    @property
+    def device(self) -> str:
+        return self.entry.get("device", "cpu")
 
     def fingerprint(self, cache) -> dict:
         return dict(self.entry)
