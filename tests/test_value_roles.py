@@ -118,3 +118,26 @@ def test_the_demo_s_birth_year_is_vetoed_citing_the_lead_s_birth_date(xml_index)
     assert slot_flags(fact, texts, "Albert Einstein")["year"] == 1.0
     detail = conflict_detail(fact, "year", passages)  # the topic from the labels' title
     assert "gives the birth as 14 March 1879" in detail and "1905" not in detail
+
+
+@pytest.mark.slow
+def test_the_demo_vetoes_its_birth_year_quoting_the_birth_date(xml_index, tmp_path):
+    """The demo's bios with the default, replayed from a recorded demo run's model results
+    (``scripts/cache/demo-1.5b.jsonl.gz``): the fact of the birth in 1885 is vetoed, and its
+    reason quotes the birth date the page gives, not the 1905 papers."""
+    from factscore_local.api import evaluate
+    from factscore_local.data import data_file
+    from factscore_local.model_store import installed_path
+    from factscore_local.runtime.cache import ResultCache
+    from tests.conftest import ROOT
+
+    if installed_path(DEFAULT_LM) is None:
+        pytest.skip(f"{DEFAULT_LM} not installed (fscore models install)")
+    cache = tmp_path / "demo-cache.db"
+    ResultCache(cache).import_file(ROOT / "scripts" / "cache" / "demo-1.5b.jsonl.gz")
+    result = evaluate(data_file("demo_bios.jsonl"), xml_index, cache=cache)
+    born = [d for row in result.rows for d in row.decisions if "1885" in d.atom]
+    assert born and not any(d.is_supported for d in born)
+    for d in born:
+        assert d.reason.startswith("vetoed: its year conflicts"), d.reason
+        assert "14 March 1879" in d.reason and "1905" not in d.reason, d.reason
