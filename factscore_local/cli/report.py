@@ -33,6 +33,14 @@ from factscore_local.cli.output import fail
     help="Topic -> frequency class: a JSON object, or a JSONL with 'topic' and 'cat' (e.g. "
     "the eval input); default: the classes the rows carry.",
 )
+@click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="An eval input to read the generations from, where the run record's is not there "
+    "(repeatable; default: the inputs the run records name, else the rows' source).",
+)
 @click.option("--title", default="FActScore report", show_default=True, help="The report's title.")
 @click.option(
     "--numbers",
@@ -41,15 +49,18 @@ from factscore_local.cli.output import fail
     default=None,
     help="Also write the summary's and the figures' numbers to this JSON file.",
 )
-def report_cmd(outputs, html_out, index, categories, title, numbers_out) -> None:
+def report_cmd(outputs, html_out, index, categories, inputs, title, numbers_out) -> None:
     """An HTML report from one or more 'fscore eval --out' files (one per subject LM, or
-    one file with several): summary, the paper's Figure 2 pictures, every bio's facts."""
+    one file with several): the summary and how its score reads, the paper's Figure 2
+    pictures, every bio with its generation, facts, signals and passages.
+
+    Example: fscore report scored.jsonl --html report.html"""
     from factscore_local.pipeline.records.run_record import RecordError
     from factscore_local.report.build import build_report, report_numbers, write_report
     from factscore_local.report.data import ReportInputError, load_subjects, read_categories
 
     try:
-        subjects = load_subjects(list(outputs))
+        subjects = load_subjects(list(outputs), inputs)
         mapping = read_categories(categories) if categories else None
     except (ReportInputError, RecordError, OSError) as exc:
         fail(str(exc))

@@ -1,10 +1,14 @@
 """``fscore report``: one self-contained HTML file from ``fscore eval --out`` files.
 
-The page holds the summary per subject LM, the paper's Figure 2 pictures (FActScore per
-entity-frequency class; supported facts by position in the generation) as inline SVG, and
-every bio with its facts, decisions, margin / NP and the passages behind each fact
-(searchable and filterable; with human labels, disagreements highlighted). Nothing is
-loaded from the network: styles, script, figures and passages are all inside the file.
+The page holds the summary per subject LM with how its score and length penalty read, the
+paper's Figure 2 pictures (FActScore per entity-frequency class; supported facts by
+position in the generation) as inline SVG where they have enough points (``plots.py``), and
+every bio with its generation, "k of n supported" and its penalty, its facts with their
+decisions, signals (hover text says what each is) and the passages behind each, numbered by
+passage id as the reasons are, a veto's conflicting value marked (``views.py``). Search and
+filters; with human labels, disagreements highlighted (the labeled-only parts are left out
+of an unlabeled run's page). Nothing is loaded from the network: styles, script, figures and
+passages are all inside the file.
 
 This module gathers what the page shows as plain values; the markup is the jinja2 template
 ``templates/report.html.j2``, rendered with autoescaping (text from the rows is never
@@ -21,7 +25,6 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from factscore_local.pipeline.records.rows import BioRow
 from factscore_local.pipeline.records.run_record import describe
 from factscore_local.report import plots
 from factscore_local.report.data import (
@@ -30,6 +33,7 @@ from factscore_local.report.data import (
     subject_summary,
     support_by_position,
 )
+from factscore_local.report.views import bio_view, penalty_of, score_words, signals_shown
 
 ASSETS = Path(__file__).with_name("assets")
 TEMPLATES = Path(__file__).with_name("templates")
@@ -63,14 +67,28 @@ def environment() -> Environment:
     return env
 
 
+HEAD_HINTS = {
+    "bios": "bios in the file (with those that could not be evaluated)",
+    "respond ratio": "the share of bios that gave facts (%); an abstention does not respond",
+    "facts / response": "atomic facts per responding bio",
+    "FActScore": "the mean over the responding bios of each bio's share of supported facts "
+    "times its length penalty (%)",
+    "without length penalty": "the mean of the bios' shares of supported facts (%)",
+    "human (no penalty)": "the same mean from the human labels",
+    "ER [95% CI]": "|estimated - human| FActScore without the penalty (+: over-, -: "
+    "under-estimate)",
+    "F1 not-supported [95% CI]": "F1 on the human atomic facts labeled not supported",
+}
+
+
 def summary_rows(summaries: dict[str, dict]) -> dict:
-    """The summary table's header and cells (plain text) per subject LM; ``labeled`` when
-    some subject has human labels (the validation columns)."""
+    """The summary table's header (text, hover text) and cells (plain text) per subject LM;
+    ``labeled`` when some subject has human labels (the validation columns)."""
     labeled = any("validation" in s for s in summaries.values())
-    head = ["subject LM", "bios", "respond ratio", "facts / response", "FActScore",
-            "without length penalty"]  # fmt: skip
+    names = ["subject LM", "bios", "respond ratio", "facts / response", "FActScore",
+             "without length penalty"]  # fmt: skip
     if labeled:
-        head += ["human (no penalty)", "ER [95% CI]", "F1 not-supported [95% CI]"]
+        names += ["human (no penalty)", "ER [95% CI]", "F1 not-supported [95% CI]"]
     rows = []
     for name, s in summaries.items():
         cells = [
@@ -93,33 +111,27 @@ def summary_rows(summaries: dict[str, dict]) -> dict:
                 else ["", "", ""]
             )
         rows.append(cells)
+    head = [(h, HEAD_HINTS.get(h, "")) for h in names]
     return {"head": head, "rows": rows, "labeled": labeled}
 
 
-def bio_view(subject: str, row: BioRow) -> dict:
-    """What the page shows of one bio: the parts of its one-line summary and its facts."""
-    view = {"subject": subject, "topic": row.topic, "error": None}
-    if not row.ok:
-        return view | {"error": row.error or ""}
-    parts = [row.topic, subject]
-    if row.category:
-        parts.append(row.category)
-    if not row.responded:
-        parts.append("did not respond")
-    else:
-        parts.append(f"FActScore {_pct(row.score)} ({row.n_facts} facts)")
-    human = row.human
-    if human is not None:
-        if human.score is not None:
-            parts.append(f"human {100 * human.score:.1f}")
-        disagreements = sum(f.is_supported != (f.label == "S") for f in human.facts)
-        if human.facts:
-            parts.append(f"{disagreements} disagreements on {len(human.facts)} human facts")
-    human_facts = human.facts if human is not None else []
-    if row.set_aside:
-        parts.append(f"set aside: {len(row.set_aside)}")
-    return view | {"parts": parts, "decisions": row.decisions, "human_facts": human_facts,
-                   "set_aside": row.set_aside}  # fmt: skip
+def penalty_note(subjects: list[Subject]) -> dict:
+    """How the score and its length penalty read, with this run's gamma and, where a bio
+    carries a penalty, that bio worked through ("5 of 8 supported = 62.5%, × 0.78 = 48.7")."""
+    gammas = sorted({g for s in subjects if (g := s.gamma) is not None})
+    gamma = (f"γ = {', '.join(f'{g:g}' for g in gammas)} in this run" if gammas
+             else "γ as the run set it (10 unless --gamma)")  # fmt: skip
+    example = None
+    for subject in subjects:
+        for row in subject.rows:
+            penalty = penalty_of(row, subject.gamma)
+            if penalty is not None and penalty < 1 - 1e-9 and row.init_score:
+                kn, score = score_words(row, subject.gamma)
+                example = f"{row.topic} ({subject.name}): {kn}, {score}"
+                break
+        if example:
+            break
+    return {"gamma": gamma, "off": gammas == [0.0], "example": example}
 
 
 def passage_texts(subjects: list[Subject], index: Path | None) -> dict[str, tuple[str, str]]:
@@ -187,6 +199,14 @@ def build_report(
     """
     numbers = numbers or report_numbers(subjects, categories)
     by_class = numbers["score_by_category"]
+    texts = passage_texts(subjects, index)
+    facts = [f for s in subjects for r in s.rows for f in (*r.decisions, *_human_facts(r))]
+    signals = signals_shown(facts)
+    labeled = any(_human_facts(r) for s in subjects for r in s.rows)
+    figures = [
+        ("fig-frequency", plots.score_by_category_figure(by_class) if by_class else None),
+        ("fig-position", plots.support_by_position_figure(numbers["support_by_position"])),
+    ]
     # Markup: the only values the template does not escape (our own SVG, files and JSON).
     context = {
         "title": title,
@@ -194,10 +214,20 @@ def build_report(
         "n_bios": sum(len(s.rows) for s in subjects),
         "created": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "summary": summary_rows(numbers["summary"]),
-        "by_class_svg": Markup(plots.score_by_category_svg(by_class)) if by_class else None,
-        "by_position_svg": Markup(plots.support_by_position_svg(numbers["support_by_position"])),
+        "penalty": penalty_note(subjects),
+        "labeled": labeled,
+        "figures": [
+            {
+                "id": fid,
+                "svg": Markup(f.svg) if f and f.svg else None,
+                "caption": f.caption if f else None,
+            }
+            for fid, f in figures
+        ],  # fmt: skip
+        "signals": signals,
         "subject_names": [s.name for s in subjects],
-        "bios": [bio_view(s.name, row) for s in subjects for row in s.rows],
+        "bios": [bio_view(s, row, signals, texts) for s in subjects for row in s.rows],
+        "generation_notes": [(s.name, n) for s in subjects for n in s.generation_notes],
         "records": [
             {
                 "subject": s.name,
@@ -207,13 +237,18 @@ def build_report(
             for s in subjects
             for r in s.records
         ],
-        "passages": Markup(_script_json(passage_texts(subjects, index))),
+        "passages": Markup(_script_json(texts)),
         "style": Markup((ASSETS / "report.css").read_text("utf-8")),
         "script": Markup((ASSETS / "report.js").read_text("utf-8")),
     }
     return environment().get_template(PAGE).render(context)
 
 
+def _human_facts(row) -> tuple:
+    return row.human.facts if row.ok and row.human is not None else ()
+
+
 def write_report(out: Path, html: str) -> None:
+    """Writes the page (its folder made where needed)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html, "utf-8")

@@ -6,12 +6,15 @@
 - FActScore per entity-frequency class (the paper's Figure 2, left): mean over the
   responding bios of each class;
 - the share of supported facts by the position of a fact in its generation, in deciles
-  (the paper's Figure 2, right: later facts are less often supported).
+  (the paper's Figure 2, right: later facts are less often supported), with the number of
+  facts behind each share.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +22,7 @@ from factscore_local.labels.validation import subject_name, validate_rows
 from factscore_local.pipeline.decision.scoring import summarize
 from factscore_local.pipeline.records.rows import BioRow
 from factscore_local.pipeline.records.run_record import read_record, record_path
+from factscore_local.report.generations import generation_texts
 
 # FActScore's frequency classes, rarest first; other class names follow in sorted order.
 FREQUENCY_ORDER = ("very rare", "rare", "medium", "freq", "very freq")
@@ -30,9 +34,28 @@ class ReportInputError(ValueError):
 
 @dataclass
 class Subject:
+    """One subject LM's rows, the run records of their files and their generations."""
+
     name: str
     rows: list[BioRow]
     records: list[dict] = field(default_factory=list)  # run records of its files, if any
+    generations: dict[tuple[str, int], str] = field(default_factory=dict)  # (source, line)
+    generation_notes: list[str] = field(default_factory=list)  # why some are not shown
+
+    def generation(self, row: BioRow) -> str | None:
+        return self.generations.get((row.source, row.line))
+
+    @property
+    def gamma(self) -> float | None:
+        """The length penalty's gamma the run used: its record's, else read back from a
+        penalized row (score = init_score * exp(1 - gamma / n)); None when neither says."""
+        recorded = {r["settings"].get("gamma") for r in self.records} - {None}
+        if len(recorded) == 1:
+            return float(recorded.pop())
+        for row in self.rows:
+            if row.ok and row.init_score and row.score is not None and row.score < row.init_score:
+                return round(row.n_facts * (1 - math.log(row.score / row.init_score)), 6)
+        return None
 
 
 def read_rows(path: Path) -> list[BioRow]:
@@ -53,9 +76,10 @@ def read_rows(path: Path) -> list[BioRow]:
     return rows
 
 
-def load_subjects(paths: list[Path]) -> list[Subject]:
+def load_subjects(paths: list[Path], inputs: Iterable[Path] = ()) -> list[Subject]:
     """Rows grouped by subject LM (the input file each row came from), in first-seen order;
-    each subject keeps the run records of the files it came from."""
+    each subject keeps the run records of the files it came from, and the generations read
+    back from the inputs (those the records name, else ``inputs``, else the rows' source)."""
     subjects: dict[str, Subject] = {}
     for path in paths:
         record_file = record_path(path)
@@ -66,6 +90,10 @@ def load_subjects(paths: list[Path]) -> list[Subject]:
             subject.rows.append(row)
             if record is not None and record not in subject.records:
                 subject.records.append(record)
+    for subject in subjects.values():
+        subject.generations, subject.generation_notes = generation_texts(
+            subject.rows, subject.records, inputs
+        )
     return list(subjects.values())
 
 
@@ -139,10 +167,11 @@ def score_by_category(rows: list[BioRow], categories: dict[str, str] | None = No
 
 def support_by_position(rows: list[BioRow], bins: int = 10) -> dict:
     """Share (%) of supported facts by the fact's relative position in its generation, in
-    ``bins`` equal slices (fact i of n sits at (i + 0.5) / n). Human: the share of human
-    atomic facts labeled S, placed the same way within their bio."""
+    ``bins`` equal slices (fact i of n sits at (i + 0.5) / n), and the facts in each slice
+    (``totals``). Human: the share of human atomic facts labeled S, placed the same way
+    within their bio."""
 
-    def shares(groups) -> list[float | None]:
+    def counts(groups) -> tuple[list[int], list[int]]:
         hits, totals = [0] * bins, [0] * bins
         for flags in groups:
             n = len(flags)
@@ -150,14 +179,23 @@ def support_by_position(rows: list[BioRow], bins: int = 10) -> dict:
                 b = min(bins - 1, int((i + 0.5) / n * bins))
                 hits[b] += flag
                 totals[b] += 1
+        return hits, totals
+
+    def shares(hits: list[int], totals: list[int]) -> list[float | None]:
         return [100 * h / t if t else None for h, t in zip(hits, totals, strict=True)]
 
     ok = [r for r in rows if r.ok and r.decisions]
     labeled = [r for r in rows if r.ok and r.human and r.human.facts]
-    return {
-        "estimated": shares([d.is_supported for d in r.decisions] for r in ok),
-        "human": shares([f.label == "S" for f in r.human.facts] for r in labeled)
-        if labeled
-        else None,
-        "n_facts": sum(len(r.decisions) for r in ok),
+    hits, totals = counts([d.is_supported for d in r.decisions] for r in ok)
+    out = {
+        "estimated": shares(hits, totals),
+        "totals": totals,
+        "n_facts": sum(totals),
+        "n_bios": len(ok),
+        "human": None,
     }
+    if labeled:
+        human_hits, human_totals = counts([f.label == "S" for f in r.human.facts] for r in labeled)
+        out |= {"human": shares(human_hits, human_totals), "human_totals": human_totals,
+                "human_n_bios": len(labeled)}  # fmt: skip
+    return out
