@@ -123,13 +123,12 @@ def penalty_note(subjects: list[Subject]) -> dict:
              else "γ as the run set it (10 unless --gamma)")  # fmt: skip
     example = None
     for subject in subjects:
-        for row in subject.rows:
-            penalty = penalty_of(row, subject.gamma)
-            if penalty is not None and penalty < 1 - 1e-9 and row.init_score:
-                kn, score = score_words(row, subject.gamma)
-                example = f"{row.topic} ({subject.name}): {kn}, {score}"
-                break
-        if example:
+        g = subject.gamma
+        row = next((r for r in subject.rows if r.init_score and (penalty_of(r, g) or 1) < 1 - 1e-9),
+                   None)  # fmt: skip
+        if row is not None:
+            kn, score = score_words(row, g)
+            example = f"{row.topic} ({subject.name}): {kn}, {score}"
             break
     return {"gamma": gamma, "off": gammas == [0.0], "example": example}
 
