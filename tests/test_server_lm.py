@@ -490,3 +490,33 @@ def test_a_real_llama_server_scores_as_in_process_and_a_killed_run_resumes(
     for k in b:
         assert abs(c[k][1] - b[k][1]) < 0.08, k
         assert c[k][0] == b[k][0] or abs(b[k][1] - threshold) < 0.08, k
+
+
+def test_the_engine_queue_is_read_while_requests_are_in_flight():
+    """The most requests waiting are sampled while the batch is in flight, not after it
+    has come back (when the queue is empty again)."""
+    from factscore_local.lm.server_backend import ServerLM
+    from factscore_local.runtime.cache import ResultCache
+
+    inner, state, lock = vllm_like(WordVocab()), {"in": 0, "slow": False}, threading.Lock()
+
+    def respond(method, path, body):
+        if path == "/metrics":
+            return 200, f"vllm:num_requests_waiting {state['in']}.0\n".encode()
+        if path == "/v1/completions" and state["slow"]:
+            with lock:
+                state["in"] += 1
+            time.sleep(1.6)
+            try:
+                return inner(method, path, body)
+            finally:
+                with lock:
+                    state["in"] -= 1
+        return inner(method, path, body)
+
+    with http_server(respond) as url:
+        lm = ServerLM(url, prompts_per_request=1)
+        state["slow"] = True
+        lm.true_false([f"Q{i}?" for i in range(4)])
+        peaks = lm.fingerprint(ResultCache(None))["server_metrics"]["peaks"]
+    assert peaks["vllm:num_requests_waiting"] == 4.0

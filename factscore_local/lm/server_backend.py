@@ -187,8 +187,8 @@ class ServerLM(LabelTokens):
         their prompt go as one request of up to ``per_request`` prompts (the answer's
         choices are then split back by their index)."""
         requests = _grouped(payloads, self.per_request)
-        answers = self.client.post_many("/completions", [r for r, _ in requests])
-        self.metrics.sample()
+        with self.metrics.watching():  # the engine's queue, read while it holds them
+            answers = self.client.post_many("/completions", [r for r, _ in requests])
         out: list[dict] = []
         for answer, (_, n) in zip(answers, requests, strict=True):
             usage = answer.get("usage") if isinstance(answer, dict) else None

@@ -4,14 +4,16 @@
 The run record keeps what moved while the run was connected: each counter's increase
 (``*_total``: prompt and generated tokens, requests, preemptions, and the prefix cache's
 queries and hits, from which ``prefix_cache_hit_rate``), and the most requests seen running
-and waiting in the queue, sampled after each batch of requests. A server without the
-endpoint (llama.cpp's servers) records nothing.
+and waiting in the queue, sampled every second while a batch of requests is in flight
+(``watching``). A server without the endpoint (llama.cpp's servers) records nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
+import threading
 
 PREFIXES = ("vllm:", "sglang:")
 GAUGES = ("num_requests_running", "num_requests_waiting")
@@ -60,6 +62,28 @@ class ServerMetrics:
         for name, value in reading.items():
             if name.split(":", 1)[1] in GAUGES:
                 self.peaks[name] = max(self.peaks.get(name, 0.0), value)
+
+    @contextlib.contextmanager
+    def watching(self, every_s: float = 1.0):
+        """Samples every ``every_s`` seconds while the block runs (requests in flight),
+        and once at its end: the queue's peaks are seen while it is full."""
+        if self.first is None:
+            yield
+            return
+        stop = threading.Event()
+
+        def poll() -> None:
+            while not stop.wait(every_s):
+                self.sample()
+
+        thread = threading.Thread(target=poll, name="lm-server-metrics", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(timeout=every_s + 5)
+            self.sample()
 
     def summary(self) -> dict | None:
         """What moved since the run connected (None: the server has no metrics)."""
