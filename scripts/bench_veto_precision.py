@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.pipeline.decision.features import feature_values, with_slot_flags
-from factscore_local.pipeline.decision.verifiers import get_verifier, rule_score
+from factscore_local.pipeline.decision.verifiers import get_verifier, legacy_name, rule_score
 from factscore_local.pipeline.records.labeled import human_facts
 from scripts.bench_counterfactual import shipped_rules, signal_arrays
 from scripts.caches import add_cache_options, model_results, seed_cache
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
     with watch("facts"):
         default, results = verify(args, [(titles[t], t, text) for _, t, text, _ in facts])
     computed = model_results(args.cache) - before
-    verifier_name, thresholds = shipped_rules(args.lm)[default]
+    verifier_name, thresholds = shipped_rules(args.lm)[legacy_name(default)]
     verifier = get_verifier(verifier_name)
     values = with_slot_flags(signal_arrays(results))
     raised = {v.removesuffix("_conflict"): feature_values(v, values) >= 1
