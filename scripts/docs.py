@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 
 from factscore_local.pipeline.decision.verifiers import NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE
-from scripts import other_lm_doc, servers_doc
+from scripts import contradictions_doc, other_lm_doc, servers_doc
 from scripts.build_full_doc import GUIDE, page_tables, splice_guide
 from scripts.common import RESULTS, ROOT, SUBJECTS, read_results
 from scripts.docs_index import index_page
@@ -273,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         print(other_lm_doc.GUIDE.relative_to(ROOT))
     if args.out == DOCS and servers_doc.splice_guide():  # vLLM's agreement, per dtype
         print(servers_doc.GUIDE.relative_to(ROOT))
+    if args.out == DOCS and contradictions_doc.splice_guide():  # the veto's precision
+        print(contradictions_doc.GUIDE.relative_to(ROOT))
     return 0
 
 
