@@ -141,3 +141,15 @@ def test_the_demo_vetoes_its_birth_year_quoting_the_birth_date(xml_index, tmp_pa
     for d in born:
         assert d.reason.startswith("vetoed: its year conflicts"), d.reason
         assert "14 March 1879" in d.reason and "1905" not in d.reason, d.reason
+
+
+def test_a_birth_stated_in_a_sentence_is_the_topic_s_only_when_it_names_the_topic():
+    """Without the lead's parenthesis, the page's sentence "Ann Lee was born ... in 1950"
+    gives her birth; "The boy was born ... in 2002" on her page gives someone else's."""
+    page = ["Ann Lee was born in Leeds on 12 May 1950. She starred in Rain (1975)."]
+    assert slot_conflicts("Ann Lee was born in 1975.", page, "Ann Lee")["year"] == "contradicted"
+    supported, why = decide("Ann Lee was born in 1975.", page, "Ann Lee")
+    assert not supported and "the birth as 12 May 1950" in why
+    other = ["Ann Lee met Tom Hardy in 2000. The boy was born in 2002 in Leeds."]
+    verdicts = slot_conflicts("Ann Lee was born in 1950.", other, "Ann Lee")
+    assert verdicts.get("year") != "contradicted"

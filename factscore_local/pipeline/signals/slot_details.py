@@ -109,7 +109,7 @@ def conflict_detail(
                 return f"{said}, where {label} gives the years of that work as {work.span.text}"
     if kind == "number" and age_verdict(fact, roles) == "conflict":
         life = roles.life
-        label = _label_of(life.parenthesis, passages)
+        label = _label_of(life.parenthesis or life.sentence, passages)
         return (f"{said}, where {label} gives the life dates as {life.birth.text} – "
                 f"{life.death.text}: \"{_snippet(life.sentence, life.birth.text)}\"")  # fmt: skip
     if kind == "nationality" and roles.nationalities and not (own & roles.nationalities):
@@ -130,8 +130,8 @@ def _life_detail(fact: str, own, roles, passages) -> str | None:
     said = [("birth", life.birth)] if BIRTH.search(fact) else []
     said += [("death", life.death)] if life.death and DEATH.search(fact) else []
     for role, value in said:
-        if not any(value.meets(v) for v in own):
-            label = _label_of(life.parenthesis, passages)
+        if value is not None and not any(value.meets(v) for v in own):
+            label = _label_of(life.parenthesis or life.sentence, passages)
             return (f"where {label} gives the {role} as {value.text}: "
                     f"\"{_snippet(life.sentence, value.text)}\"")  # fmt: skip
     return None

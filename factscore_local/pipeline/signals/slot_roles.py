@@ -85,10 +85,12 @@ class Work:
 
 @dataclass(frozen=True)
 class Life:
-    """The topic's life dates, as its lead's parenthesis gives them: the birth, the death
-    (None while alive), the parenthesis, and the lead sentence it stands in."""
+    """The topic's life dates, as its lead's parenthesis gives them (or, without one among
+    the passages, a sentence that says the topic was born or died): the birth, the death
+    (None while alive, or not stated), the parenthesis ("" for a sentence's dates), and the
+    sentence they stand in."""
 
-    birth: Value
+    birth: Value | None
     death: Value | None
     parenthesis: str
     sentence: str
@@ -111,15 +113,16 @@ def page_roles(texts: tuple[str, ...], topic: str) -> PageRoles:
     """The roles the passages ``texts`` give the values of ``topic``'s page."""
     leads = [lead for lead in (_lead(text, topic) for text in texts) if lead]
     topic_words = content_words(topic)
-    life = _life_dates(leads)
-    elsewhere = " ".join(texts).replace(life.parenthesis, " ") if life else ""
+    name_words = frozenset(topic_words | (content_words(leads[0][0]) if leads else set()))
+    life = _life_dates(leads) or _stated_life(texts, name_words)
+    elsewhere = " ".join(texts).replace(life.parenthesis, " ") if life and life.parenthesis else ""
     works = tuple(
         Work(re.compile(rf"(?<!\w){re.escape(title)}(?!\w)"), min(years), max(years))
         for title, years in _work_years(texts).items()
         if not content_words(title) <= topic_words
     )
     return PageRoles(
-        name_words=frozenset(topic_words | (content_words(leads[0][0]) if leads else set())),
+        name_words=name_words,
         life=life,
         times_elsewhere=times(elsewhere),
         works=works,
@@ -131,10 +134,49 @@ def about_topic(head: str, roles: PageRoles) -> bool:
     """Whether the start of a fact (before its verb) is the topic itself: no kin word, and
     no capitalised word beyond a pronoun and the topic's name, as the title gives it or as
     the lead spells it out ("Andrew Eppley Shue"; his sister Elisabeth Shue is not him)."""
+    return _is_topic(head, roles.name_words)
+
+
+def _is_topic(head: str, name_words: frozenset[str]) -> bool:
     if _KIN.search(head):
         return False
     names = {w.lower() for w in re.findall(r"\b[A-Z][\w'-]+", head)}
-    return names <= roles.name_words | _NOT_NAMES
+    return names <= name_words | _NOT_NAMES
+
+
+_SUBJECT_WORDS = 8  # words before "born" or "died" that may name the topic
+
+
+def _stated_life(texts: Sequence[str], name_words: frozenset[str]) -> Life | None:
+    """The topic's birth (and death) as a passage sentence states them ("Albert Einstein
+    was born in Ulm ... on 14 March 1879"): the first time after the cue, in a sentence
+    whose subject is the topic; None where no passage states its birth or death."""
+    found: dict[str, tuple[Value, str]] = {}
+    for text in texts:
+        for sentence in SENTENCE_END.split(text):
+            for role, cue in (("birth", BIRTH), ("death", DEATH)):
+                m = cue.search(sentence)
+                if role in found or not m:
+                    continue
+                head = sentence[: m.start()]
+                after = times(sentence[m.end() :])
+                if after and len(head.split()) <= _SUBJECT_WORDS and _names_topic(head, name_words):
+                    found[role] = (after[0], sentence)
+    if not found:
+        return None
+    birth, death = found.get("birth"), found.get("death")
+    sentence = (birth or death)[1]
+    return Life(birth and birth[0], death and death[0], "", sentence)
+
+
+def _names_topic(head: str, name_words: frozenset[str]) -> bool:
+    """Whether a sentence's words before its verb name the topic: a word of its name and no
+    one else's ("Einstein was born"), or a bare pronoun ("He was born"); not "The boy was
+    born" on his father's page."""
+    if not _is_topic(head, name_words):
+        return False
+    words = {w.lower() for w in re.findall(r"[\w'-]+", head)}
+    return bool(words & name_words) or words in ({"he"}, {"she"})
 
 
 def _lead(text: str, topic: str) -> tuple[str, str] | None:
@@ -188,9 +230,9 @@ def _point(value: Value) -> str | None:
 
 def life_date_verdict(fact: str, values: frozenset, roles: PageRoles) -> str | None:
     """``"conflict"`` when the fact's times contradict the topic's life dates: a birth or
-    death of the topic at a time that does not meet the lead's, or another event in a year
-    the passages give only as a life date; ``"confirmed"`` for the topic's birth or death
-    at a time that meets it; else None."""
+    death of the topic at a time that does not meet the page's, or (against the lead's
+    parenthesis) another event in a year the passages give only as a life date;
+    ``"confirmed"`` for the topic's birth or death at a time that meets it; else None."""
     if roles.life is None:
         return None
     life = roles.life
@@ -198,11 +240,13 @@ def life_date_verdict(fact: str, values: frozenset, roles: PageRoles) -> str | N
     if cue:
         if not about_topic(fact[: cue.start()], roles):
             return None
-        said = [life.birth] if BIRTH.search(fact) else []
+        said = [life.birth] if life.birth and BIRTH.search(fact) else []
         said += [life.death] if life.death and DEATH.search(fact) else []
         if not said:
             return None
         return "confirmed" if all(meets_any(s, values) for s in said) else "conflict"
+    if not life.parenthesis or life.birth is None:
+        return None
     points = {_point(v) for v in values}
     life_years = {_point(life.birth), _point(life.death) if life.death else None}
     elsewhere = {_point(v) for v in roles.times_elsewhere}
@@ -224,7 +268,9 @@ def age_verdict(fact: str, roles: PageRoles) -> str | None:
     life = roles.life
     age = _AGE.search(fact)
     cue = DEATH.search(fact)
-    if not (life and life.death and age and cue) or not about_topic(fact[: cue.start()], roles):
+    if not (life and life.birth and life.death and age and cue):
+        return None
+    if not about_topic(fact[: cue.start()], roles):
         return None
     if not about_topic(fact[: min(cue.start(), age.start())], roles):
         return None
