@@ -6,7 +6,6 @@ to reproduce.
     python -m scripts.suite dry-run SUITE [--cell RECORD ...]   # the commands it would run
     python -m scripts.suite run SUITE [--cell RECORD ...]       # run them
     python -m scripts.suite replay [SUITE ...]    # replay the cells' records (scripts.check)
-    python -m scripts.suite pages                 # write the docs' pages (scripts.docs)
 
 A suite file (TOML) holds ``title``, ``about``, ``template`` (a command line with
 ``{condition}`` and ``{slice}``), ``conditions`` and ``slices`` (name: options), ``seeds``
@@ -243,10 +242,11 @@ def run_cell(suite: Suite, cell: Cell, index: Path, data: Path | None) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Lists, dry-runs, runs or replays suites, or writes the pages; 1 on a failure."""
+    """Lists, dry-runs, runs or replays suites; 1 on a failure. (The docs' pages: ``python -m
+    scripts.docs``.)"""
     ap = argparse.ArgumentParser(prog="python -m scripts.suite", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    ap.add_argument("action", choices=("list", "dry-run", "run", "replay", "pages"))
+    ap.add_argument("action", choices=("list", "dry-run", "run", "replay"))
     ap.add_argument("suites", nargs="*", help="suite names (files of scripts/suites/)")
     ap.add_argument("--cell", action="append", default=[], metavar="RECORD",
                     help="only the cells of these records (dry-run, run)")  # fmt: skip
@@ -257,12 +257,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.action == "list":
         list_suites(args.suites)
-        return 0
-    if args.action == "pages":
-        from scripts.docs import write_docs
-
-        for path in write_docs():
-            print(path.relative_to(ROOT))
         return 0
     if args.action == "replay":
         from scripts.check import check, dev_index

@@ -37,11 +37,11 @@ from scripts.tables.table1 import section_table1
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The tables' options."""
-    from scripts import reproduce_tables
+    from scripts import tables
 
     ap = argparse.ArgumentParser(
         prog="python -m scripts.reproduce_tables",
-        description=reproduce_tables.__doc__,
+        description=tables.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--index", type=Path, required=True, help="index of enwiki-20230401-dev.db")

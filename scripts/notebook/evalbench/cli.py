@@ -99,11 +99,11 @@ def summary_lines(b: Bench, info: dict, digest: str, peak_mb: float) -> list[str
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from factscore_local.config import DEFAULTS
-    from scripts.notebook import bench_eval
+    from scripts.notebook import evalbench
 
     ap = argparse.ArgumentParser(
         prog="python -m scripts.notebook.bench_eval",
-        description=bench_eval.__doc__,
+        description=evalbench.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--index", type=Path, required=True)

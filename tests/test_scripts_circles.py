@@ -1,0 +1,32 @@
+"""The benchmarks' code (``scripts/``) has no import circle: each module's imports, a
+function's included, read from the source with ``ast`` (``tests/test_layers.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.test_layers import cycles, imports
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def scripts_graph() -> dict[str, set[str]]:
+    """Each module of ``scripts/`` and the modules of ``scripts/`` it imports."""
+    mods = {}
+    for path in SCRIPTS.rglob("*.py"):
+        parts = list(path.relative_to(SCRIPTS.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        mods[".".join(parts)] = path
+    known = set(mods)
+    return {name: imports(path, known) - {name} for name, path in mods.items()}
+
+
+def test_the_graph_sees_the_imports_of_scripts():
+    graph = scripts_graph()
+    assert "scripts.common" in graph["scripts.bench_veto_precision"]
+    assert "scripts.tables.cli" in graph["scripts.reproduce_tables"]
+
+
+def test_scripts_have_no_import_circle():
+    assert cycles(scripts_graph()) == []
