@@ -2,7 +2,8 @@
 side by side (issue 64).
 
     python -m scripts.bench_speed --index dev-index --topics 4 [--rounds 2]
-        [--paths batched bio-by-bio server] [--before REV] [--results speed]
+        [--paths batched bio-by-bio server llama.cpp-server vllm-8 vllm-32] [--before REV]
+        [--results speed]
 
 The first ``--topics`` dev topics in the tables' order, each with its three subjects' bios
 (raw text, no labels), scored by ``fscore eval`` with its defaults in a fresh process with
@@ -12,20 +13,28 @@ an empty cache: every model result computed, the model's loading included. The p
   in one generation call, their facts in one verification call);
 - ``bio-by-bio``: in process, ``--batch-bios 1``;
 - ``server``: ``--lm URL`` against ``python -m llama_cpp.server`` with the same GGUF on the
-  same cores (loopback; the server's start is not timed), ``--lm-concurrency`` requests
-  in flight, and the rule without NP (llama-cpp-python's server gives no prompt
-  log-probabilities of its own);
+  same cores (loopback), ``--concurrency`` requests in flight, and the rule without NP
+  (llama-cpp-python's server gives no prompt log-probabilities of its own);
+- ``llama.cpp-server``: the same against llama.cpp's own server (the ``xllamacpp`` wheel,
+  ``scripts/xllamacpp_server.py``) with ``--concurrency`` parallel slots, continuously
+  batched; no prompt log-probabilities either, so the rule without NP;
+- ``vllm-8``, ``vllm-32``: ``--lm URL`` against vLLM's CPU build serving the GGUF's
+  export (``factscore_local.lm.export_hf``, float32; ``--vllm-dtype``) under the embedded
+  name, 8 or 32 requests in flight, the default rule with NP from its prompt_logprobs;
 - ``--before REV``: the package of an earlier commit (a git worktree of it) with its own
   defaults: the "before" of a speed change.
 
 The paths run in turn, round after round (A B C A B C ...), so that a machine whose speed
 drifts slows them alike; each figure is the median over the rounds, and each path's ratio to
-the first is taken round by round.
+the first is taken round by round. A server path's server starts before its run and is
+killed after it (neither timed): each run meets an empty server (no prompt cached from the
+run before), and no idle server holds memory or cores while another path runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -45,8 +54,15 @@ from scripts.common import (
     write_results,
 )
 from scripts.llama_server import LlamaServer
+from scripts.vllm_server import VllmServer, vllm_version
+from scripts.xllamacpp_server import XllamacppServer
 
-PATHS = ("batched", "bio-by-bio", "server")
+DEFAULT_PATHS = ("batched", "bio-by-bio", "server")
+PATHS = (*DEFAULT_PATHS, "llama.cpp-server", "vllm-8", "vllm-32")
+# what each server path decides with: llama.cpp's servers give no prompt log-probabilities
+NO_NP = "--verifier retrieve-lm (the server gives no prompt log-probabilities: no NP)"
+WITH_NP = "the default rule, NP from vLLM's prompt_logprobs"
+RULES = {"server": NO_NP, "llama.cpp-server": NO_NP, "vllm-8": WITH_NP, "vllm-32": WITH_NP}
 
 
 def write_raw_bios(bios, out: Path) -> None:
@@ -80,6 +96,54 @@ def facts_of(out: Path) -> int:
     return sum(len(r.get("decisions") or []) for r in rows)
 
 
+def path_args(path: str, url: str | None, concurrency: int) -> list[str]:
+    """The ``fscore eval`` options of a path, beside its input, index, cache and output.
+
+    Example:
+        >>> path_args("vllm-32", "http://127.0.0.1:8000/v1", 8)
+        ['--lm', 'http://127.0.0.1:8000/v1', '--lm-concurrency', '32']
+        >>> path_args("llama.cpp-server", "URL", 8)[2:]
+        ['--verifier', 'retrieve-lm', '--lm-concurrency', '8']
+    """
+    if path == "bio-by-bio":
+        return ["--batch-bios", "1"]
+    if path in ("server", "llama.cpp-server"):
+        return ["--lm", url, "--verifier", "retrieve-lm", "--lm-concurrency", str(concurrency)]
+    if path.startswith("vllm-"):  # the requests in flight are in its name
+        return ["--lm", url, "--lm-concurrency", path.removeprefix("vllm-")]
+    return []
+
+
+def server_of(path: str, model: Path, export: Path | None, args, log: Path):
+    """The LM server a path runs against (None for an in-process path), not started."""
+    from factscore_local.model_store import DEFAULT_LM
+
+    if path == "server":
+        return LlamaServer(model, log)
+    if path == "llama.cpp-server":
+        return XllamacppServer(model, log, slots=args.concurrency)
+    if path.startswith("vllm-"):
+        return VllmServer(export, log, DEFAULT_LM, dtype=args.vllm_dtype)
+    return None
+
+
+@contextlib.contextmanager
+def serving(path: str, model: Path, export: Path | None, args, log_file: Path):
+    """The path's LM server, started before its run and killed after (neither timed);
+    None for an in-process path."""
+    server = server_of(path, model, export, args, log_file)
+    if server is None:
+        yield None
+        return
+    began = time.perf_counter()
+    try:
+        server.start()
+        log("speed", f"{path}: the server answered after {time.perf_counter() - began:.0f} s")
+        yield server
+    finally:
+        server.kill()
+
+
 def worktree(rev: str, where: Path) -> Path:
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(where), rev],
                    check=True, capture_output=True)  # fmt: skip
@@ -87,6 +151,7 @@ def worktree(rev: str, where: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from factscore_local.lm.export_hf import default_out, export_hf
     from factscore_local.model_store import DEFAULT_LM, resolve_lm
     from scripts.tables.runner import Runner
 
@@ -96,14 +161,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--index", type=Path, required=True)
     ap.add_argument("--topics", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--paths", nargs="+", choices=PATHS, default=list(PATHS))
+    ap.add_argument("--paths", nargs="+", choices=PATHS, default=list(DEFAULT_PATHS))
     ap.add_argument("--before", default=None, help="also time this commit's package")
-    ap.add_argument("--concurrency", type=int, default=8, help="requests in flight (server)")
+    ap.add_argument("--concurrency", type=int, default=8,
+                    help="requests in flight (server), slots (llama.cpp-server)")  # fmt: skip
+    ap.add_argument("--vllm-dtype", choices=("float32", "bfloat16"), default="float32")
     ap.add_argument("--results", default=None, help="write scripts/results/NAME.json")
     argv = sys.argv[1:] if argv is None else argv
     args = ap.parse_args(argv)
+    vllm_paths = [p for p in args.paths if p.startswith("vllm-")]
+    if vllm_paths and vllm_version() is None:
+        raise SystemExit("no vLLM environment: run bash scripts/vllm_env.sh")
     watch = Stopwatch()
     model = resolve_lm(DEFAULT_LM)
+    export = None
+    if vllm_paths:  # vLLM 0.32 loads no GGUF: its safetensors export (once; not timed)
+        with watch("export"):
+            export = export_hf(DEFAULT_LM, default_out(DEFAULT_LM), "float32",
+                               log=lambda m: log("speed", m))  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         bios = Runner(args.index, tmp / "c.db", data_root(args.data), None, None, "auto").bios(
@@ -113,35 +188,26 @@ def main(argv: list[str] | None = None) -> int:
         write_raw_bios(bios, source)
         paths = list(args.paths) + ([f"before {args.before}"] if args.before else [])
         before = worktree(args.before, tmp / "before") if args.before else None
-        server = None
-        if "server" in paths:
-            server = LlamaServer(model, tmp / "server.log")
-            server.start()
         seconds: dict[str, list[float]] = {p: [] for p in paths}
         facts: dict[str, list[int]] = {p: [] for p in paths}
+        servers: dict[str, str] = {}  # what served each server path, and its rule
         try:
             with watch("rounds"):
                 for round_ in range(args.rounds):
                     for path in paths:
                         work = tmp / f"{path.split()[0]}-{round_}"
                         work.mkdir()
-                        extra, cwd = [], ROOT
-                        if path == "bio-by-bio":
-                            extra = ["--batch-bios", "1"]
-                        elif path == "server":
-                            # llama-cpp-python's server gives no prompt log-probabilities
-                            # of its own, so the rule without NP (docs: LM servers)
-                            extra = ["--lm", server.url, "--verifier", "retrieve-lm",
-                                     "--lm-concurrency", str(args.concurrency)]  # fmt: skip
-                        elif before is not None and path.startswith("before"):
-                            cwd = before
-                        cmd = eval_command(args.index.resolve(), source, work, extra)
-                        seconds[path].append(timed_run(cmd, cwd, tmp / "runs.log"))
+                        cwd = before if path.startswith("before") else ROOT
+                        with serving(path, model, export, args, tmp / f"{path}.log") as server:
+                            url = server.url if server else None
+                            if server is not None:
+                                servers[path] = f"{server.describe()}; {RULES[path]}"
+                            cmd = eval_command(args.index.resolve(), source, work,
+                                               path_args(path, url, args.concurrency))  # fmt: skip
+                            seconds[path].append(timed_run(cmd, cwd, tmp / "runs.log"))
                         facts[path].append(facts_of(work / "out.jsonl"))
                         log("speed", f"round {round_ + 1} {path}: {seconds[path][-1]:.1f} s")
         finally:
-            if server is not None:
-                server.kill()
             if before is not None:
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
                                 str(before)], capture_output=True)  # fmt: skip
@@ -165,10 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             f"({', '.join(topics)}), all three subjects, raw text",
             "model": model.name,
             "cache": "empty for every run (every model result computed)",
-            "server": "python -m llama_cpp.server, same GGUF, 2 threads, loopback; "
-            "--verifier retrieve-lm (the server gives no prompt log-probabilities for NP)"
-            if "server" in paths
-            else None,
+            "servers": servers or None,  # loopback, the same cores; started for each run
             "seconds_per_round": seconds,
         }
         record = results_record(args.results, "scripts.bench_speed", argv, data, figures, watch)

@@ -34,6 +34,11 @@ class LlamaServer:
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.proc: subprocess.Popen | None = None
 
+    def describe(self) -> str:
+        """What serves, for a benchmark's record."""
+        return (f"python -m llama_cpp.server (llama-cpp-python), {self.model.name}, "
+                f"{self.threads} threads, one request at a time")  # fmt: skip
+
     def start(self, timeout_s: float = 180) -> None:
         """Starts the server and waits until it answers ``/models``; AssertionError with
         the end of its log when it exits or does not answer in time."""

@@ -70,6 +70,12 @@ class VllmServer:
         self.proc: subprocess.Popen | None = None
         self.start_s: float | None = None  # how long the last start took
 
+    def describe(self) -> str:
+        """What serves, for a benchmark's record."""
+        return (f"vLLM {vllm_version()} (python -m vllm.entrypoints.openai.api_server), "
+                f"{self.model.name} in {self.dtype} as {self.served_name}, {self.threads} "
+                f"threads, {KV_CACHE_GB} GiB of KV cache")  # fmt: skip
+
     def command(self) -> list[str]:
         cmd = [str(self.python), "-m", "vllm.entrypoints.openai.api_server",
                "--model", str(self.model), "--served-model-name", self.served_name,
