@@ -18,7 +18,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from scripts.llama_server import free_port
+from scripts.llama_server import LoopbackServer
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_VARIABLE = "FSCORE_VLLM_VENV"  # as scripts/vllm_env.sh reads it
@@ -43,13 +43,16 @@ def vllm_version() -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-class VllmServer:
+class VllmServer(LoopbackServer):
     """``python -m vllm.entrypoints.openai.api_server`` with a model folder on a loopback
     port, under ``served_name``; its output goes to ``log``.
 
     ``dtype`` is vLLM's arithmetic (float32 or bfloat16); ``threads`` the cores its
     OpenMP threads are bound to (all of them by default: vLLM's own binding keeps one
     core for its scheduler, half of a 2-core machine)."""
+
+    name = "vLLM"
+    poll_s = 1.0
 
     def __init__(
         self,
@@ -61,14 +64,11 @@ class VllmServer:
         max_num_seqs: int | None = None,
         python: Path | None = None,
     ) -> None:
-        self.model, self.log, self.served_name, self.dtype = model, log, served_name, dtype
+        super().__init__(model, log)
+        self.served_name, self.dtype = served_name, dtype
         self.threads = threads or os.cpu_count() or 1
         self.max_num_seqs = max_num_seqs
         self.python = python or vllm_python()
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.proc: subprocess.Popen | None = None
-        self.start_s: float | None = None  # how long the last start took
 
     def describe(self) -> str:
         """What serves, for a benchmark's record."""
@@ -96,44 +96,16 @@ class VllmServer:
         })  # fmt: skip
         return env
 
-    def start(self, timeout_s: float = START_TIMEOUT_S) -> None:
-        """Starts the server and waits until it answers ``/models``; AssertionError with
-        the end of its log when it exits or does not answer in time."""
-        import httpx
+    def popen_options(self) -> dict:
+        # its own session: the engine runs in child processes, killed with it
+        return {"start_new_session": True}
 
+    def start(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Starts vLLM and waits until it answers ``/models`` (``LoopbackServer.start``)."""
         if not self.python.exists():
             raise AssertionError(f"no vLLM environment at {self.python}: run "
                                  "bash scripts/vllm_env.sh")  # fmt: skip
-        began = time.monotonic()
-        with self.log.open("a") as log:
-            # its own session: the engine runs in child processes, killed with it
-            self.proc = subprocess.Popen(
-                self.command(),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=self.environment(),
-                start_new_session=True,
-            )
-        deadline = began + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"vLLM exited ({self.proc.returncode}): {self.tail()}")
-            try:
-                if httpx.get(self.url + "/models", timeout=2).status_code == 200:
-                    self.start_s = time.monotonic() - began
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(1)
-        self.kill()
-        raise AssertionError(f"vLLM did not answer within {timeout_s:.0f} s: {self.tail()}")
-
-    def tail(self, chars: int = 3000) -> str:
-        """The end of the server's log."""
-        try:
-            return self.log.read_text(errors="replace")[-chars:]
-        except OSError:
-            return "(no log)"
+        super().start(timeout_s)
 
     def kill(self) -> None:
         """Stops the server and its engine processes (SIGKILL to its process group: a

@@ -27,15 +27,13 @@ Example:
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 from factscore_local.lm import LM_CONTEXT
-from scripts.llama_server import free_port
+from factscore_local.runtime.cores import usable_cores
+from scripts.llama_server import LoopbackServer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,18 +58,16 @@ def xllamacpp_version() -> str | None:
         return None
 
 
-def usable_cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
-class XllamacppServer:
+class XllamacppServer(LoopbackServer):
     """llama.cpp's server with a GGUF on a loopback port, ``slots`` requests decoded together
     (continuous batching), the machine's cores as threads; its output goes to ``log``.
 
     ``alias`` is the name ``/v1/models`` lists; by default the GGUF's path, which names the
     embedded model (its tokenizer and fitted rule apply) and lets a run check the served
     weights by their sha256, as llama-cpp-python's server (``scripts/llama_server.py``)."""
+
+    name = "xllamacpp's server"
+    ready_path = "/health"
 
     def __init__(
         self,
@@ -81,13 +77,10 @@ class XllamacppServer:
         threads: int | None = None,
         alias: str | None = None,
     ) -> None:
-        self.model, self.log, self.slots, self.alias = model, log, slots, alias
+        super().__init__(model, log)
+        self.slots, self.alias = slots, alias
         self.threads = threads or usable_cores()
         self.n_ctx = context_size(slots)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.proc: subprocess.Popen | None = None
-        self.start_s: float | None = None  # how long the last start took
 
     def describe(self) -> str:
         """What serves, for a benchmark's record."""
@@ -102,43 +95,11 @@ class XllamacppServer:
                str(self.n_ctx), "--threads", str(self.threads)]  # fmt: skip
         return cmd + (["--alias", self.alias] if self.alias else [])
 
+    def popen_options(self) -> dict:
+        return {"cwd": ROOT}  # python -m scripts.xllamacpp_server
+
     def start(self, timeout_s: float = 300) -> None:
-        """Starts the server and waits until it answers ``/health``; AssertionError with
-        the end of its log when it exits or does not answer in time."""
-        import httpx
-
-        began = time.monotonic()
-        with self.log.open("a") as log:
-            self.proc = subprocess.Popen(self.command(), cwd=ROOT, stdout=log,
-                                         stderr=subprocess.STDOUT)  # fmt: skip
-        health = self.url.removesuffix("/v1") + "/health"
-        while time.monotonic() < began + timeout_s:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"xllamacpp's server exited ({self.proc.returncode}): "
-                                     f"{self.tail()}")  # fmt: skip
-            try:
-                if httpx.get(health, timeout=2).status_code == 200:
-                    self.start_s = time.monotonic() - began
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        self.kill()
-        raise AssertionError(f"xllamacpp's server did not answer within {timeout_s:.0f} s: "
-                             f"{self.tail()}")  # fmt: skip
-
-    def tail(self, chars: int = 3000) -> str:
-        """The end of the server's log."""
-        try:
-            return self.log.read_text(errors="replace")[-chars:]
-        except OSError:
-            return "(no log)"
-
-    def kill(self) -> None:
-        """Stops the server (SIGKILL, as LlamaServer's)."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        super().start(timeout_s)
 
 
 def serve(args: argparse.Namespace) -> None:
