@@ -126,7 +126,7 @@ def test_the_commands_write_the_defaults_file_given(defaults, tmp_path):
 
 
 SHIPPED = [("qwen2.5-coder-1.5b-instruct-q4_k_m", "tables-98"),
-           ("qwen2.5-coder-0.5b-instruct-q4_k_m", "heads-98-0.5b")]  # fmt: skip
+           ("qwen2.5-coder-0.5b-instruct-q4_k_m", "heads-98-0.5b-before-74")]  # fmt: skip
 
 
 @pytest.mark.parametrize(("lm", "record"), SHIPPED)
