@@ -54,7 +54,7 @@ def check_defaults(table: dict, where: str = "model-defaults.json") -> dict[str,
             rule's features (a feature renamed or reordered in code fails here, not
             silently).
     """
-    from factscore_local.pipeline.decision.verifiers import get_verifier
+    from factscore_local.declarations.verifiers import get_verifier
 
     if table.get("schema") != DEFAULTS_SCHEMA:
         raise ValueError(f"{where}: schema {table.get('schema')!r}; this release reads "
@@ -100,7 +100,7 @@ def shipped_rule(lm: str | None, rule: str, lm_model: str | None = None) -> Ship
 
 def shipped_rule_of(name: str | None, rule: str) -> ShippedRule | None:
     """The settings shipped for ``rule`` (any of its names) with the model of this name."""
-    from factscore_local.pipeline.decision.verifiers import get_verifier
+    from factscore_local.declarations.verifiers import get_verifier
 
     verifier = get_verifier(rule)
     entry = defaults_of(name).get("rules", {}).get(verifier.name)

@@ -110,7 +110,7 @@ def thresholds_of(config: EvalConfig) -> dict:
         >>> thresholds_of(EvalConfig(index=Path("idx")))
         {'margin': 0.0, 'from': 'built-in defaults'}
     """
-    from factscore_local.pipeline.decision.verifiers import get_verifier
+    from factscore_local.declarations.verifiers import get_verifier
 
     # Threshold name -> its key in settings files and output.
     keys = {"margin": "margin", "np": "np_threshold", "weights": "rule_weights"}

@@ -31,6 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
+from factscore_local.declarations.verifiers import (
+    RIVALS_RULE,
+    VALUE_KEYS,
+    Thresholds,
+    get_verifier,
+    legacy_name,
+)
 from factscore_local.fitted_defaults import model_defaults, shipped_rule
 from factscore_local.labels.counterfactual import (
     KINDS,
@@ -41,13 +48,6 @@ from factscore_local.labels.counterfactual import (
     supported_facts,
 )
 from factscore_local.labels.validation import topic_half
-from factscore_local.pipeline.decision.verifiers import (
-    RIVALS_RULE,
-    VALUE_KEYS,
-    Thresholds,
-    get_verifier,
-    legacy_name,
-)
 from factscore_local.pipeline.signals.slots import slot_check, slot_code
 from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (

@@ -34,6 +34,14 @@ from pathlib import Path
 
 from factscore_local.cli.ship import ship_head
 from factscore_local.config import build_config, model_name
+from factscore_local.declarations.verifiers import (
+    FITTED,
+    HEAD_RULE,
+    PLACE_VETO_RULE,
+    Verifier,
+    fitted_rule,
+    register,
+)
 from factscore_local.labels.calibration import apply_thresholds, collect, fit, settings_thresholds
 from factscore_local.labels.head_calibration import (
     human_states,
@@ -43,14 +51,6 @@ from factscore_local.labels.head_calibration import (
 )
 from factscore_local.labels.heads import fit_head
 from factscore_local.labels.validation import subject_name, topic_half
-from factscore_local.pipeline.decision.verifiers import (
-    FITTED,
-    HEAD_RULE,
-    PLACE_VETO_RULE,
-    Verifier,
-    fitted_rule,
-    register,
-)
 from factscore_local.pipeline.records.rows import BioRow
 from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (

@@ -44,10 +44,10 @@ from pathlib import Path
 
 import numpy as np
 
+from factscore_local.declarations.verifiers import RIVALS_RULE, legacy_name
 from factscore_local.fitted_defaults import default_rule, shipped_rule
 from factscore_local.labels.calibration import apply_thresholds, settings_thresholds
 from factscore_local.labels.validation import topic_half, validate_rows
-from factscore_local.pipeline.decision.verifiers import RIVALS_RULE, legacy_name
 from factscore_local.pipeline.records.labeled import human_bio_score
 from factscore_local.pipeline.records.rows import BioRow, HumanSide
 from scripts.caches import add_cache_options, model_results, seed_cache
@@ -109,7 +109,7 @@ def shipped_shift(own: list[BioRow], rule: str, lm: str | None) -> float | None:
     facts): the one that minimises the three subjects' raw-text ER on every topic. What
     ``fscore ship-rule --raw-text`` ships if the cross-fitted shift wins; None when no
     weights are shipped for the rule."""
-    from factscore_local.pipeline.decision.verifiers import Thresholds
+    from factscore_local.declarations.verifiers import Thresholds
 
     shipped = shipped_rule(lm, rule)
     weights = shipped.settings.get("rule_weights") if shipped else None

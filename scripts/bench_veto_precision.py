@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from factscore_local.pipeline.decision.features import feature_values, with_slot_flags
-from factscore_local.pipeline.decision.verifiers import get_verifier, legacy_name, rule_score
+from factscore_local.declarations.features import feature_values, with_slot_flags
+from factscore_local.declarations.verifiers import get_verifier, legacy_name, rule_score
 from factscore_local.pipeline.records.labeled import human_facts
 from scripts.bench_counterfactual import shipped_rules, signal_arrays
 from scripts.caches import add_cache_options, model_results, seed_cache

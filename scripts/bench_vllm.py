@@ -85,8 +85,8 @@ def facts_of(rows: list[dict]) -> dict[Key, dict]:
 def fitted_scores(facts: dict[Key, dict], verifier: str, weights: dict) -> dict[Key, float]:
     """Each fact's fitted score (the rule decides supported above 0; -inf where a veto
     applies), recomputed from the values its row records and the run's weights."""
-    from factscore_local.pipeline.decision.features import value_keys
-    from factscore_local.pipeline.decision.verifiers import get_verifier
+    from factscore_local.declarations.features import value_keys
+    from factscore_local.declarations.verifiers import get_verifier
 
     rule = get_verifier(verifier)
     keys = list(facts)

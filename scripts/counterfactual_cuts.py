@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from factscore_local.pipeline.decision.verifiers import FittedRule, Thresholds, get_verifier
+from factscore_local.declarations.verifiers import FittedRule, Thresholds, get_verifier
 
 ALLOWANCE = 2.0  # points of the originals' acceptance the goal lets a rule give up
 GOAL = 90.0  # the contradiction recall (%) the goal asks of each kind

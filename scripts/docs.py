@@ -26,7 +26,7 @@ import functools
 import re
 from pathlib import Path
 
-from factscore_local.pipeline.decision.verifiers import NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE
+from factscore_local.declarations.verifiers import NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE
 from scripts import contradictions_doc, other_lm_doc, servers_doc
 from scripts.build_full_doc import GUIDE, page_tables, splice_guide
 from scripts.common import RESULTS, ROOT, SUBJECTS, read_results

@@ -21,16 +21,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from factscore_local.labels.calibration import collect, fit, settings_thresholds
-from factscore_local.labels.head_calibration import human_states, with_held_out_head
-from factscore_local.labels.heads import fit_head
-from factscore_local.labels.validation import topic_half
-from factscore_local.pipeline.decision.verifiers import (
+from factscore_local.declarations.verifiers import (
     HEAD_RULE,
     VALUE_KEYS,
     Thresholds,
     get_verifier,
 )
+from factscore_local.labels.calibration import collect, fit, settings_thresholds
+from factscore_local.labels.head_calibration import human_states, with_held_out_head
+from factscore_local.labels.heads import fit_head
+from factscore_local.labels.validation import topic_half
 from factscore_local.pipeline.signals.state_head import StateHead
 
 KIND = "logistic"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from factscore_local.declarations.verifiers import legacy_name
 from factscore_local.fitted_defaults import default_rule
 from factscore_local.model_store import DEFAULT_LM
-from factscore_local.pipeline.decision.verifiers import legacy_name
 from scripts.common import RESULTS, SUBJECTS, read_results
 from scripts.markdown import GENERATED, md_table
 from scripts.tables.paper import PAPER_T3, PAPER_T9

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from factscore_local.cli import main
 from factscore_local.cli.groups import HEADINGS
 from factscore_local.cli.options import listed_rules
+from factscore_local.declarations import verifiers
 from factscore_local.model_store import DEFAULT_LM, EMBEDDED_MODELS
-from factscore_local.pipeline.decision import verifiers
 
 
 def walk(command: click.Command, path: tuple[str, ...] = ("fscore",)):

@@ -21,8 +21,8 @@ def test_defaults_come_from_one_place(tmp_path):
 def test_the_default_model_brings_its_fitted_rule(tmp_path):
     """The embedded 1.5B model decides with the rule fitted for it, unless a verifier is
     asked for; a cut given with the fitted rule is refused, not a silent switch."""
+    from factscore_local.declarations.verifiers import get_verifier
     from factscore_local.fitted_defaults import default_rule, model_defaults, shipped_rule
-    from factscore_local.pipeline.decision.verifiers import get_verifier
 
     config = build_config({"index": tmp_path})
     assert default_rule(None) == "default" and config.verifier == "default"
@@ -178,8 +178,8 @@ def test_a_shipped_raw_text_shift_moves_the_bias_of_own_facts_only(tmp_path, mon
 
 
 def test_each_settings_choices_are_what_its_stage_implements():
-    """The choices live beside the stages, apart from them (the settings load no stage):
-    the stages read the same values."""
+    """The choices are declared apart from the stages (``factscore_local.declarations``; the
+    settings load no stage): the stages read the same values."""
     from factscore_local.config import setting_choices
     from factscore_local.pipeline.decomposition import abstain
     from factscore_local.pipeline.evidence import blocks

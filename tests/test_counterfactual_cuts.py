@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from factscore_local.pipeline.decision.verifiers import RIVALS_RULE, Thresholds, get_verifier
+from factscore_local.declarations.verifiers import RIVALS_RULE, Thresholds, get_verifier
 from factscore_local.pipeline.signals.slots import YEAR_CONFLICT
 from scripts.counterfactual_cuts import allowance_cut, cut_for, cuts, scores
 

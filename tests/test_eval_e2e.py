@@ -128,9 +128,9 @@ def test_small_model_defaults_score_above_zero(db_index, tmp_path):
     from click.testing import CliRunner
 
     from factscore_local.cli import main
+    from factscore_local.declarations.verifiers import get_verifier
     from factscore_local.fitted_defaults import shipped_rule
     from factscore_local.model_store import SMALL_LM
-    from factscore_local.pipeline.decision.verifiers import get_verifier
 
     src = tmp_path / "in.jsonl"
     src.write_text(require(CHATGPT).read_text().splitlines()[0] + "\n")

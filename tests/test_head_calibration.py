@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from factscore_local.cli import main
+from factscore_local.declarations.verifiers import HEAD_RULE, get_verifier
 from factscore_local.labels.calibration import read_settings
-from factscore_local.pipeline.decision.verifiers import HEAD_RULE, get_verifier
 from factscore_local.pipeline.signals.state_head import StateHead
 from tests.conftest import SHARED, require, require_model
 

@@ -11,27 +11,36 @@ ROOT = Path(__file__).resolve().parents[1]
 # Import name -> folder (pyproject.toml's package-dir).
 PACKAGES = {"factscore_local": "factscore_local", "factscore_local.index": "index",
             "factscore_local.npm": "npm", "factscore_local.data": "data"}  # fmt: skip
-# The pipeline's declarations, a layer of their own below the LM: the values a setting may
-# take (each stage's ``choices`` module) and the rules a setting names (the rule registry).
-# ``config`` checks its values against them and imports nothing else of the pipeline.
+# Each folder or top-level module of the package -> its layer, from the bottom up: the
+# runtime's helpers; what serves every layer (the knowledge source, the NP scorers, the
+# shipped data and prompts); the declarations (what a setting may take and the rule
+# registry, ``factscore_local.declarations``); the LM; the settings (with the per-model
+# defaults they read); the pipeline; the labels' tools; then the rest. A module of none of
+# them fails ``test_every_module_has_a_layer``.
+LAYER_OF = {
+    "runtime": "runtime", "extras": "runtime", "model_store": "runtime",
+    "index": "shared", "npm": "shared", "data": "shared", "prompts": "shared",
+    "declarations": "declarations",
+    "lm": "lm",
+    "config": "config", "fitted_defaults": "config",
+    "pipeline": "pipeline",
+    "labels": "labels",
+    "": "top", "api": "top", "cli": "top", "methods": "top", "report": "top",
+    "distributed": "top", "results": "top", "studies": "top", "compat": "top",
+    "harness": "top",
+}  # fmt: skip
+ORDER = ("runtime", "shared", "declarations", "lm", "config", "pipeline", "labels", "top")
+# A layer imports nothing from the layers above it.
+FORBIDDEN = {name: set(ORDER[i + 1 :]) for i, name in enumerate(ORDER)}
+# The declarations' modules: ``config`` checks its values against them and imports nothing
+# of the pipeline; the pipeline's stages read them.
 DECLARATIONS = {
-    "factscore_local.pipeline.decomposition.choices",
-    "factscore_local.pipeline.evidence.choices",
-    "factscore_local.pipeline.signals.choices",
-    "factscore_local.pipeline.decision.features",
-    "factscore_local.pipeline.decision.rules",
-    "factscore_local.pipeline.decision.verifiers",
-}
-ABOVE_PIPELINE = {"labels", "methods", "cli", "api", "report", "distributed"}
-# A layer imports nothing from the layers named here. From the bottom up: runtime,
-# declarations, lm, config, pipeline, labels, then the rest.
-FORBIDDEN = {
-    "runtime": {"declarations", "lm", "config", "pipeline", *ABOVE_PIPELINE},
-    "declarations": {"lm", "config", "pipeline", *ABOVE_PIPELINE},
-    "lm": {"config", "pipeline", *ABOVE_PIPELINE},
-    "config": {"pipeline", *ABOVE_PIPELINE},
-    "pipeline": ABOVE_PIPELINE,
-    "labels": {"methods", "cli", "api", "distributed"},
+    "factscore_local.declarations.decomposition",
+    "factscore_local.declarations.evidence",
+    "factscore_local.declarations.signals",
+    "factscore_local.declarations.features",
+    "factscore_local.declarations.rules",
+    "factscore_local.declarations.verifiers",
 }
 
 
@@ -84,10 +93,22 @@ def graph() -> dict[str, set[str]]:
     return {name: imports(path, known) - {name} for name, path in mods.items()}
 
 
-def layer(module: str) -> str:
-    if module in DECLARATIONS:
-        return "declarations"
+def folder(module: str) -> str:
+    """The folder or top-level module of the package a module is in ("" for the package's
+    ``__init__``)."""
     return module.split(".")[1] if module.count(".") else ""
+
+
+def layer(module: str) -> str | None:
+    return LAYER_OF.get(folder(module))
+
+
+def folder_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The imports between the package's folders and top-level modules."""
+    out: dict[str, set[str]] = {folder(m): set() for m in edges}
+    for module, targets in edges.items():
+        out[folder(module)] |= {folder(t) for t in targets} - {folder(module)}
+    return out
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -148,26 +169,64 @@ def test_the_check_sees_a_planted_backward_import_and_circle():
     assert any(planted <= set(group) for group in cycles(edges))
 
 
+def test_every_module_has_a_layer():
+    """The layer test covers every module of the package, the declarations included."""
+    mods = modules()
+    assert set(mods) >= DECLARATIONS, "a declaration moved: update DECLARATIONS"
+    assert all(layer(m) == "declarations" for m in DECLARATIONS)
+    without = sorted(m for m in mods if layer(m) is None)
+    assert not without, "modules of no layer (add their folder to LAYER_OF):\n" + "\n".join(without)
+    assert set(LAYER_OF.values()) == set(ORDER)
+    assert layer("factscore_local.planted.module") is None  # what a new folder would get
+
+
+def test_the_declarations_import_nothing_of_the_pipeline_or_above():
+    edges = graph()
+    declarations = {m for m in edges if layer(m) == "declarations"}
+    assert declarations >= DECLARATIONS | {"factscore_local.declarations"}
+    reached = {t for m in declarations for t in edges[m]}
+    assert {layer(t) for t in reached} <= {"runtime", "shared", "declarations"}
+    assert not {t for t in reached if folder(t) in ("lm", "config", "pipeline")}
+    # Loading a declaration runs its package's __init__, which imports nothing; so does the
+    # pipeline's.
+    assert not edges["factscore_local.declarations"]
+    assert not edges["factscore_local.pipeline"]
+    for planted in (
+        ("factscore_local.declarations.rules", "factscore_local.pipeline.signals.slots"),
+        ("factscore_local.declarations.signals", "factscore_local.config"),
+        ("factscore_local.declarations.verifiers", "factscore_local.lm.base"),
+    ):
+        module, target = planted
+        assert layer(target) in FORBIDDEN[layer(module)], planted
+
+
 def test_config_sits_between_the_lm_and_the_pipeline():
     edges = graph()
-    config = {m for m in edges if layer(m) == "config"}
+    config = {m for m in edges if folder(m) == "config"}
     assert "factscore_local.config.settings" in config
-    assert set(edges) >= DECLARATIONS, "a declaration moved: update DECLARATIONS"
-    # Loading a declaration runs its packages' __init__ modules: they import nothing.
-    packages = {m.rsplit(".", 1)[0] for m in DECLARATIONS} | {"factscore_local.pipeline"}
-    assert all(not edges[p] for p in packages)
-    # What the settings import of the pipeline is its declarations, and the pipeline reads
-    # the settings.
-    reached = {t for m in config for t in edges[m] if t.startswith("factscore_local.pipeline")}
-    assert reached and reached <= DECLARATIONS
+    # The settings check their values against the declarations and import nothing of the
+    # pipeline; the pipeline reads the settings.
+    reached = {t for m in config for t in edges[m]}
+    assert reached & DECLARATIONS
+    assert not {t for t in reached if folder(t) == "pipeline"}
     assert any("factscore_local.config" in edges[m] for m in edges if layer(m) == "pipeline")
     for planted in (
         ("factscore_local.config.settings", "factscore_local.pipeline.evidence.blocks"),
-        ("factscore_local.pipeline.signals.choices", "factscore_local.config"),
         ("factscore_local.lm.base", "factscore_local.config.settings"),
     ):
         module, target = planted
         assert layer(target) in FORBIDDEN[layer(module)], planted
+
+
+def test_no_circle_between_folders():
+    """No two folders (or top-level modules) of the package import each other, through
+    any path: config and the pipeline in particular."""
+    folders = folder_graph(graph())
+    assert "config" in folders["pipeline"] and "pipeline" not in folders["config"]
+    assert cycles(folders) == []
+    edges = graph()
+    edges["factscore_local.config.settings"].add("factscore_local.pipeline.evidence.blocks")
+    assert any({"config", "pipeline"} <= set(group) for group in cycles(folder_graph(edges)))
 
 
 def test_a_function_level_import_counts_and_a_type_checking_one_does_not(tmp_path):

@@ -165,7 +165,7 @@ class _Served:
 
 def test_a_run_warns_in_one_line_when_its_rule_is_not_its_lms(tmp_path, capsys):
     from factscore_local.config import build_config
-    from factscore_local.pipeline.decision.verifiers import get_verifier
+    from factscore_local.declarations.verifiers import get_verifier
     from factscore_local.pipeline.plan import warn_unfitted
 
     def said(config, lm) -> str:

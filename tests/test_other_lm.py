@@ -20,8 +20,8 @@ from click.testing import CliRunner
 
 from factscore_local.cli import main as fscore
 from factscore_local.config import build_config
+from factscore_local.declarations.verifiers import get_verifier, list_rules
 from factscore_local.model_store import SMALL_LM
-from factscore_local.pipeline.decision.verifiers import get_verifier, list_rules
 from factscore_local.results import thresholds_of
 from tests.conftest import SHARED, require, require_model
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from factscore_local.pipeline.decision.verifiers import (
+from factscore_local.declarations.verifiers import (
     NUMBER_YEAR_VETO_RULE,
     PLACE_VETO_RULE,
     SLOTS_RULE_FEATURES,

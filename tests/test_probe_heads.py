@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from factscore_local.declarations.features import flags_of_code
+from factscore_local.declarations.verifiers import PLACE_VETO_RULE
 from factscore_local.labels.validation import topic_half
-from factscore_local.pipeline.decision.features import flags_of_code
-from factscore_local.pipeline.decision.verifiers import PLACE_VETO_RULE
 from factscore_local.pipeline.records.rows import BioRow, FactResult, HumanSide
 from scripts.probe_heads import crossfit_verdicts, fit_halves
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from factscore_local.config import EvalConfig
-from factscore_local.pipeline.decision.verifiers import (
+from factscore_local.declarations.verifiers import (
     RIVALS_RULE,
     RIVALS_RULE_FEATURES,
     Thresholds,

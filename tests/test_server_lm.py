@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from factscore_local.declarations.verifiers import list_rules
 from factscore_local.lm.protocol import PROMPT_LOGPROBS
 from factscore_local.lm.server_client import ServerClient, ServerError
-from factscore_local.pipeline.decision.verifiers import list_rules
 from factscore_local.pipeline.plan import PlanError, plan_for
 from scripts.llama_server import LlamaServer, free_port
 from tests.conftest import SHARED, require, require_model

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from factscore_local.config import EvalConfig
+from factscore_local.declarations.features import SIGNAL_KEYS
+from factscore_local.declarations.verifiers import Thresholds, Verifier, get_verifier
 from factscore_local.index.reader import Hit, Passage
-from factscore_local.pipeline.decision.features import SIGNAL_KEYS
-from factscore_local.pipeline.decision.verifiers import Thresholds, Verifier, get_verifier
 from factscore_local.pipeline.records.rows import FactResult
 from factscore_local.pipeline.signals.compute import FactQuery, compute_signals
 from factscore_local.pipeline.signals.context import SignalContext

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from factscore_local.config import EvalConfig, build_config
-from factscore_local.pipeline.decision.verifiers import (
+from factscore_local.declarations.verifiers import (
     NUMBER_VETO_RULE,
     NUMBER_YEAR_VETO_RULE,
     SLOTS_RULE_FEATURES,

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from factscore_local.cli import main
+from factscore_local.declarations.verifiers import Thresholds, get_verifier
 from factscore_local.labels.calibration import (
     SubjectFacts,
     apply_thresholds,
@@ -33,7 +34,6 @@ from factscore_local.labels.validation import (
     validate_rows,
     wins_on_both_halves,
 )
-from factscore_local.pipeline.decision.verifiers import Thresholds, get_verifier
 from factscore_local.pipeline.records.labeled import human_bio_score, human_facts
 from factscore_local.pipeline.records.rows import BioRow
 from tests.conftest import SHARED, require, require_model
@@ -369,7 +369,7 @@ def test_fitted_rule_before_fitting_and_bad_weights(tmp_path):
     """Without weights the fitted rule decides as the paper's ensemble; weights of the
     wrong length are refused."""
     from factscore_local.config import EvalConfig
-    from factscore_local.pipeline.decision.verifiers import get_verifier
+    from factscore_local.declarations.verifiers import get_verifier
 
     signals = {"margin": np.array([1.0, 1.0, -1.0]), "np": np.array([0.9, 0.1, 0.9])}
     fitted, anded = get_verifier("retrieve-lm+np-fitted"), get_verifier("retrieve-lm+np")

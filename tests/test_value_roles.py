@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from factscore_local.declarations.verifiers import Thresholds, get_verifier
 from factscore_local.fitted_defaults import shipped_rule
 from factscore_local.model_store import DEFAULT_LM
 from factscore_local.pipeline.decision.reasons import reasons
-from factscore_local.pipeline.decision.verifiers import Thresholds, get_verifier
 from factscore_local.pipeline.signals.slot_details import conflict_detail
 from factscore_local.pipeline.signals.slots import slot_conflicts, slot_flags
 from tests.conftest import require

@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 
 from factscore_local.config import EvalConfig
-from factscore_local.labels.calibration import SubjectFacts, apply_thresholds, collect, fit
-from factscore_local.labels.validation import validate_rows
-from factscore_local.pipeline.decision.verifiers import (
+from factscore_local.declarations.verifiers import (
     Thresholds,
     Verifier,
     get_verifier,
@@ -19,6 +17,8 @@ from factscore_local.pipeline.decision.verifiers import (
     unregister,
     verifier_names,
 )
+from factscore_local.labels.calibration import SubjectFacts, apply_thresholds, collect, fit
+from factscore_local.labels.validation import validate_rows
 from factscore_local.pipeline.estimator import Estimator
 from factscore_local.pipeline.records.inputs import read_bios
 from factscore_local.pipeline.records.rows import BioRow

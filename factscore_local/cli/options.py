@@ -116,7 +116,7 @@ def listed_rules() -> list[tuple[str, str]]:
         >>> listed_rules()[0][0]  # doctest: +SKIP
         'default'
     """
-    from factscore_local.pipeline.decision import verifiers
+    from factscore_local.declarations import verifiers
 
     listing = getattr(verifiers, "list_rules", None)
     if listing is not None:
@@ -135,7 +135,7 @@ def rule_list_help(intro: str, width: int | None = None) -> str:
     Returns:
         Help text whose rule lines click keeps as they are (a ``\\b`` paragraph).
     """
-    from factscore_local.pipeline.decision.verifiers import verifier_names
+    from factscore_local.declarations.verifiers import verifier_names
 
     rules = listed_rules()
     lines = [f"{name}: {text}" if text else name for name, text in rules]

@@ -41,7 +41,7 @@ class NotShipped(ValueError):
 def rule_names(rule: str) -> list[str]:
     """The names a rule goes by (its own first): records keep the name it had when they
     were written."""
-    from factscore_local.pipeline.decision.verifiers import get_verifier
+    from factscore_local.declarations.verifiers import get_verifier
 
     verifier = get_verifier(rule)
     return list(dict.fromkeys([verifier.name, rule, *getattr(verifier, "aliases", ())]))
@@ -109,7 +109,7 @@ def rule_entry(settings: dict, measured: dict, why: str, fitted_with: str) -> di
         NotShipped: the weights are listed by position (not by feature name), or the
             record does not earn the rule its place.
     """
-    from factscore_local.pipeline.decision.verifiers import get_verifier
+    from factscore_local.declarations.verifiers import get_verifier
 
     rule = settings["verifier"]
     if "levers" in measured:  # a heads record measured the model's previous default beside it
@@ -185,7 +185,7 @@ def ship_rule(
         ...           "why", "fscore calibrate ...", default=True)  # doctest: +SKIP
         'default'
     """
-    from factscore_local.pipeline.decision.verifiers import get_verifier
+    from factscore_local.declarations.verifiers import get_verifier
 
     table = read_table(defaults_file)
     rule = get_verifier(settings["verifier"]).name
@@ -203,7 +203,7 @@ def ship_raw_text_shift(
 ) -> tuple[str, float]:
     """Writes a raw-text record's bias shift into its rule's shipped entry; returns the
     rule and the shift."""
-    from factscore_local.pipeline.decision.verifiers import get_verifier
+    from factscore_local.declarations.verifiers import get_verifier
 
     shift, fitted_with = raw_text_shift(results)
     table = read_table(defaults_file)

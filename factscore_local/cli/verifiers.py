@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from factscore_local.cli.output import RUN_ERRORS, fail
+from factscore_local.declarations.verifiers import list_rules
 from factscore_local.fitted_defaults import default_rule, model_name, shipped_rule
-from factscore_local.pipeline.decision.verifiers import list_rules
 
 CALIBRATE_DOCS = "docs: Using another verifier LM"
 

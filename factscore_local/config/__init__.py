@@ -4,9 +4,9 @@
 the one way the CLI, a settings file of ``fscore calibrate`` and the scripts make one
 (``build.py``). Unknown values are errors, not silent fallbacks.
 
-The settings sit between the LM and the pipeline (docs: Layers): they name the values the
-pipeline's stages declare in their ``choices`` modules and the rules of
-``pipeline/decision``, and import nothing else of the pipeline.
+The settings sit between the LM and the pipeline (docs: Layers): they check their values
+against ``factscore_local.declarations`` (the values each stage's settings may take and the
+rule registry) and import nothing of the pipeline.
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ from factscore_local.config.settings import (
     setting,
     setting_choices,
 )
+from factscore_local.declarations.decomposition import ABSTAIN_RULES, DECOMPOSE_PROMPTS
+from factscore_local.declarations.evidence import EVIDENCE_MODES, PASSAGE_ORDERS, RETRIEVALS
+from factscore_local.declarations.signals import FACT_CONTEXTS, QUESTIONS, VERIFY_FORMATS
 
 # Names this module has offered importers (scripts, tests) since before the split; each
 # lives where its module says.
@@ -33,9 +36,6 @@ from factscore_local.npm.defaults import (
     STANDIN_NP_THRESHOLDS,
     default_np_threshold,
 )
-from factscore_local.pipeline.decomposition.choices import ABSTAIN_RULES, DECOMPOSE_PROMPTS
-from factscore_local.pipeline.evidence.choices import EVIDENCE_MODES, PASSAGE_ORDERS, RETRIEVALS
-from factscore_local.pipeline.signals.choices import FACT_CONTEXTS, QUESTIONS, VERIFY_FORMATS
 
 __all__ = [
     "ABSTAIN_RULES", "CONFIG_FIELDS", "DECOMPOSE_PROMPTS", "DEFAULTS", "DEFAULT_GAMMA",

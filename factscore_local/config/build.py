@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from factscore_local.config.settings import CONFIG_FIELDS, DEFAULTS, EvalConfig
+from factscore_local.declarations.verifiers import get_verifier
 from factscore_local.fitted_defaults import defaults_of, shipped_rule_of
 from factscore_local.lm.names import known_name
-from factscore_local.pipeline.decision.verifiers import get_verifier
 
 # What a settings file of ``fscore calibrate`` may set.
 SETTINGS_KEYS = ("verifier", "margin", "np_threshold", "np_model", "rule_weights", "head")

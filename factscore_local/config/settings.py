@@ -1,9 +1,9 @@
 """The settings themselves: ``EvalConfig`` declares each one once, with its default, its
 help and the values it allows, and checks a value when it is made.
 
-The allowed values live beside the stages that implement them (the pipeline's
-``choices`` modules, the rules of ``pipeline/decision/verifiers.py``, the LM's backends
-and precisions in ``factscore_local.lm``); this module only names them.
+The allowed values are declared apart from the stages that implement them (each stage's
+values and the rules of ``factscore_local.declarations``, the LM's backends and
+precisions in ``factscore_local.lm``); this module only names them.
 """
 
 from __future__ import annotations
@@ -12,6 +12,10 @@ from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from factscore_local.declarations.decomposition import ABSTAIN_RULES, DECOMPOSE_PROMPTS
+from factscore_local.declarations.evidence import EVIDENCE_MODES, PASSAGE_ORDERS, RETRIEVALS
+from factscore_local.declarations.signals import FACT_CONTEXTS, QUESTIONS, VERIFY_FORMATS
+from factscore_local.declarations.verifiers import Thresholds, get_verifier, verifier_names
 from factscore_local.lm import BACKENDS as LM_BACKENDS
 from factscore_local.lm import DTYPES as LM_DTYPES
 from factscore_local.lm import LM_CONTEXT, is_server_spec
@@ -22,10 +26,6 @@ from factscore_local.npm.defaults import (
     STANDIN_NP_THRESHOLDS,
     default_np_threshold,
 )
-from factscore_local.pipeline.decision.verifiers import Thresholds, get_verifier, verifier_names
-from factscore_local.pipeline.decomposition.choices import ABSTAIN_RULES, DECOMPOSE_PROMPTS
-from factscore_local.pipeline.evidence.choices import EVIDENCE_MODES, PASSAGE_ORDERS, RETRIEVALS
-from factscore_local.pipeline.signals.choices import FACT_CONTEXTS, QUESTIONS, VERIFY_FORMATS
 
 DEFAULT_GAMMA = 10.0
 # Room in the context for the instruction, the chat template and the fact after a block.

@@ -25,11 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from factscore_local.extras import require
-from factscore_local.labels.validation import subject_name
-from factscore_local.pipeline.decision.features import feature_values
-from factscore_local.pipeline.decision.reasons import reasons
-from factscore_local.pipeline.decision.verifiers import (
+from factscore_local.declarations.features import feature_values
+from factscore_local.declarations.verifiers import (
     FITTED,
     THRESHOLD_SIGNAL,
     VALUE_KEYS,
@@ -38,6 +35,9 @@ from factscore_local.pipeline.decision.verifiers import (
     get_verifier,
     rule_score,
 )
+from factscore_local.extras import require
+from factscore_local.labels.validation import subject_name
+from factscore_local.pipeline.decision.reasons import reasons
 from factscore_local.pipeline.records.rows import BioRow, FactResult
 
 OBJECTIVES = ("er", "f1")

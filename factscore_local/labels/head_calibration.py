@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.config import EvalConfig, model_name
+from factscore_local.declarations.verifiers import get_verifier, state_pass
 from factscore_local.labels.calibration import collect, fit
 from factscore_local.labels.heads import fold_heads, held_out_scores
-from factscore_local.pipeline.decision.verifiers import get_verifier, state_pass
 from factscore_local.pipeline.plan import plan_run
 from factscore_local.pipeline.records.rows import BioRow, FactResult
 

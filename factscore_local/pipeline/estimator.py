@@ -19,10 +19,10 @@ import numpy as np
 
 from factscore_local.config import EvalConfig
 from factscore_local.config.build import with_served_defaults
+from factscore_local.declarations.verifiers import Verifier, get_verifier
 from factscore_local.pipeline.components import Components, build_components
 from factscore_local.pipeline.decision.reasons import reasons
 from factscore_local.pipeline.decision.scoring import score_bio
-from factscore_local.pipeline.decision.verifiers import Verifier, get_verifier
 from factscore_local.pipeline.decomposition.abstain import is_abstained
 from factscore_local.pipeline.decomposition.clean import Cleaned, clean_generation
 from factscore_local.pipeline.decomposition.sentences import split_sentences

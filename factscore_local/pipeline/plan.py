@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from factscore_local.config import EvalConfig
+from factscore_local.declarations.verifiers import Verifier, get_verifier
 from factscore_local.lm.protocol import (
     GENERATION,
     HIDDEN_STATES,
@@ -24,7 +25,6 @@ from factscore_local.lm.protocol import (
     PROMPT_LOGPROBS,
     CapabilityError,
 )
-from factscore_local.pipeline.decision.verifiers import Verifier, get_verifier
 from factscore_local.pipeline.signals.providers import providers_for
 
 # What each pass of the signal context asks of the LM (None: no LM).
@@ -137,7 +137,7 @@ def plan_for(rule: str) -> RunPlan:
 
 def listed_rules() -> list[str]:
     """The rules ``--help`` lists, in its order."""
-    from factscore_local.pipeline.decision.verifiers import list_rules
+    from factscore_local.declarations.verifiers import list_rules
 
     return [v.name for v in list_rules()]
 

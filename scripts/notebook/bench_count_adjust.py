@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from factscore_local.declarations.verifiers import Thresholds, Verifier
 from factscore_local.labels.calibration import (
     SubjectFacts,
     fit,
@@ -37,7 +38,6 @@ from factscore_local.labels.calibration import (
     rule_features,
     settings_thresholds,
 )
-from factscore_local.pipeline.decision.verifiers import Thresholds, Verifier
 from factscore_local.report.data import read_rows
 from scripts.common import SUBJECTS
 from scripts.notebook.rules import folds, rule_with

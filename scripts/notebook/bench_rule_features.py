@@ -32,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from factscore_local.declarations.features import register_feature
+from factscore_local.declarations.verifiers import COVERAGE_RULE_FEATURES, Verifier
 from factscore_local.labels.calibration import (
     collect,
     estimated_score,
@@ -41,8 +43,6 @@ from factscore_local.labels.calibration import (
     settings_thresholds,
 )
 from factscore_local.labels.validation import subject_name, wins_on_both_halves
-from factscore_local.pipeline.decision.features import register_feature
-from factscore_local.pipeline.decision.verifiers import COVERAGE_RULE_FEATURES, Verifier
 from factscore_local.pipeline.records.rows import BioRow
 from factscore_local.report.data import read_rows
 from scripts.common import SUBJECTS

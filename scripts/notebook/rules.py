@@ -10,15 +10,15 @@ from pathlib import Path
 
 import numpy as np
 
-from factscore_local.labels.calibration import SubjectFacts, collect
-from factscore_local.labels.validation import subject_name, topic_half
-from factscore_local.pipeline.decision.features import register_feature
-from factscore_local.pipeline.decision.verifiers import (
+from factscore_local.declarations.features import register_feature
+from factscore_local.declarations.verifiers import (
     COVERAGE_RULE_FEATURES,
     FITTED,
     Verifier,
     fitted_rule,
 )
+from factscore_local.labels.calibration import SubjectFacts, collect
+from factscore_local.labels.validation import subject_name, topic_half
 from factscore_local.pipeline.records.rows import BioRow, FactResult
 from factscore_local.report.data import read_rows
 from scripts.common import SUBJECTS

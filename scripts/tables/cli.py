@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from factscore_local.config import DEFAULTS
+from factscore_local.declarations.evidence import EVIDENCE_MODES
 from factscore_local.labels.validation import ranking_kept, topic_half
 from factscore_local.npm.defaults import DEFAULT_NP_MODEL
-from factscore_local.pipeline.evidence.choices import EVIDENCE_MODES
 from scripts.caches import add_cache_options, model_results, seed_cache
 from scripts.common import (
     BENCH_OUT,

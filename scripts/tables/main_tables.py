@@ -7,8 +7,8 @@ import time
 import numpy as np
 
 from factscore_local.config import build_config
-from factscore_local.labels.calibration import apply_thresholds
-from factscore_local.pipeline.decision.verifiers import (
+from factscore_local.declarations.evidence import EVIDENCE_MODES
+from factscore_local.declarations.verifiers import (
     NUMBER_VETO_RULE,
     NUMBER_YEAR_VETO_RULE,
     PLACE_VETO_RULE,
@@ -16,7 +16,7 @@ from factscore_local.pipeline.decision.verifiers import (
     SLOT_VETO_RULE,
     Thresholds,
 )
-from factscore_local.pipeline.evidence.choices import EVIDENCE_MODES
+from factscore_local.labels.calibration import apply_thresholds
 from factscore_local.pipeline.records.inputs import Bio
 from factscore_local.pipeline.records.rows import BioRow
 from factscore_local.studies import verify_facts

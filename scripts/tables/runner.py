@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.config import build_config
+from factscore_local.declarations.verifiers import FITTED, Thresholds, get_verifier
 from factscore_local.labels.calibration import apply_thresholds, collect, fit, settings_thresholds
 from factscore_local.labels.validation import half_means, subject_name, topic_half, validate_rows
 from factscore_local.npm.defaults import default_np_threshold
-from factscore_local.pipeline.decision.verifiers import FITTED, Thresholds, get_verifier
 from factscore_local.pipeline.records.inputs import Bio
 from factscore_local.pipeline.records.rows import BioRow
 from factscore_local.studies import run_on_bios

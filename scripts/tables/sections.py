@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 
 from factscore_local.config import build_config
+from factscore_local.declarations.verifiers import Thresholds
 from factscore_local.labels.calibration import apply_thresholds
-from factscore_local.pipeline.decision.verifiers import Thresholds
 from factscore_local.pipeline.records.labeled import human_facts, model_facts
 from factscore_local.pipeline.records.rows import BioRow
 from scripts.tables.markdown import md_results

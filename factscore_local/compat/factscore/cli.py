@@ -139,7 +139,7 @@ def mapping_line(model_name: str, fs: FactScorer, use_atomic_facts: bool) -> str
     Returns:
         One line, for stderr.
     """
-    from factscore_local.pipeline.decision.verifiers import get_verifier
+    from factscore_local.declarations.verifiers import get_verifier
     from factscore_local.pipeline.plan import plan_run
 
     config = fs.settings

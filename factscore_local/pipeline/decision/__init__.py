@@ -1,1 +1,2 @@
-"""The rules that turn a fact's signals into a decision, and FActScore from decisions."""
+"""Why each fact was decided as it was (``reasons.py``) and FActScore from decisions
+(``scoring.py``); the rules themselves are declared in ``factscore_local.declarations``."""

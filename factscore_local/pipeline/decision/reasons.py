@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from factscore_local.pipeline.decision.features import feature_values, with_slot_flags
-from factscore_local.pipeline.decision.verifiers import FittedRule, Thresholds, Verifier
+from factscore_local.declarations.features import feature_values, with_slot_flags
+from factscore_local.declarations.verifiers import FittedRule, Thresholds, Verifier
 
 # Plain cuts a fitted rule's signals are described against (not what it decides on).
 LOW_MARGIN, LOW_NP, LOW_COVERAGE = 0.0, 0.3, 0.6
@@ -33,7 +33,7 @@ def reasons(
 
     Example:
         >>> import numpy as np
-        >>> from factscore_local.pipeline.decision.verifiers import get_verifier
+        >>> from factscore_local.declarations.verifiers import get_verifier
         >>> rule = get_verifier("retrieve-lm")
         >>> reasons(rule, {"margin": np.array([1.0, -0.5])}, Thresholds(), np.array([True, False]))
         [None, 'low margin: -0.50, not above 0.00']

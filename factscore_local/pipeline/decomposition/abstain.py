@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from factscore_local.pipeline.decomposition.choices import ABSTAIN_RULES
+from factscore_local.declarations.decomposition import ABSTAIN_RULES
 
 __all__ = ["ABSTAIN_RULES", "PERPLEXITY_NO_INFO_PHRASES", "is_abstained", "remove_citation"]
 

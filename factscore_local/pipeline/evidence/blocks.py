@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-from factscore_local.pipeline.evidence.choices import EVIDENCE_MODES
+from factscore_local.declarations.evidence import EVIDENCE_MODES
 
 __all__ = ["EVIDENCE_MODES", "cheaper_per_page", "page_blocks", "page_segments", "shared_blocks"]
 

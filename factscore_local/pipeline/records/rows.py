@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # value_keys(): the per-fact value keys a row may carry, in the order a row writes them.
-from factscore_local.pipeline.decision.features import flags_of_code, value_keys
+from factscore_local.declarations.features import flags_of_code, value_keys
 
 
 @dataclass(frozen=True)

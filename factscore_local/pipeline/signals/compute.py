@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from factscore_local.config import EvalConfig
+from factscore_local.declarations.verifiers import Verifier
 from factscore_local.pipeline.components import Components
-from factscore_local.pipeline.decision.verifiers import Verifier
 from factscore_local.pipeline.records.rows import Evidence
 from factscore_local.pipeline.signals.context import SignalContext
 from factscore_local.pipeline.signals.passes import RIVAL_TIER, judged_on, np_values, own_passages

@@ -19,9 +19,9 @@ from typing import ClassVar
 import numpy as np
 
 from factscore_local.config import EvalConfig
+from factscore_local.declarations.features import declare_signal
+from factscore_local.declarations.verifiers import Verifier
 from factscore_local.npm.defaults import JOINT_NP
-from factscore_local.pipeline.decision.features import declare_signal
-from factscore_local.pipeline.decision.verifiers import Verifier
 from factscore_local.pipeline.signals.context import NEEDS, SignalContext
 from factscore_local.pipeline.signals.rivals import rival_lead
 from factscore_local.pipeline.signals.slots import SLOT_FLAGS

@@ -23,7 +23,7 @@ years either side) and in its role: the passage clauses that share the fact's ow
 
 A demonym directly before a capitalised word is part of a name ("the Canadian Open", "the
 British Army"), not a nationality, in a fact as in its passages. ``slot_flags`` turns the
-verdicts into the flags a fitted rule weighs and vetoes with (``verifiers.py``);
+verdicts into the flags a fitted rule weighs and vetoes with (``declarations/verifiers.py``);
 ``scripts.bench_counterfactual`` and ``scripts.bench_true_forms`` measure it.
 
 Example:
@@ -40,7 +40,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from factscore_local.pipeline.decision.features import SLOT_CODES
+from factscore_local.declarations.features import SLOT_CODES
 from factscore_local.pipeline.signals.lexical import content_words
 from factscore_local.pipeline.signals.place_frames import (
     SentenceFrames,

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from factscore_local.declarations.signals import DEFAULT_QUESTION, QUESTIONS
 from factscore_local.index.chunking import strip_markers
-from factscore_local.pipeline.signals.choices import DEFAULT_QUESTION, QUESTIONS
 from factscore_local.prompts import load_demos, load_prompt
 
-# The questions (QUESTIONS, DEFAULT_QUESTION) are declared in choices.py, where the
+# The questions (QUESTIONS, DEFAULT_QUESTION) are declared in declarations/signals.py, where the
 # settings read them; this module keeps their names.
 
 # What a prompt ends with when it is not wrapped in the model's chat template.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from factscore_local.data import data_file
-from factscore_local.pipeline.decision.features import FEATURES, SIGNALS
+from factscore_local.declarations.features import FEATURES, SIGNALS
 
 RULES_PATH = data_file("rules.json")
 RULES_SCHEMA = 1

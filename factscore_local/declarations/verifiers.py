@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from factscore_local.pipeline.decision.features import (
+from factscore_local.declarations.features import (
     BIAS,
     FEATURES,
     SIGNAL_KEYS,
@@ -28,7 +28,7 @@ from factscore_local.pipeline.decision.features import (
     feature_values,
     with_slot_flags,
 )
-from factscore_local.pipeline.decision.rules import CUTS, MARGIN_CONTEXTS, RuleSpec, declared_rules
+from factscore_local.declarations.rules import CUTS, MARGIN_CONTEXTS, RuleSpec, declared_rules
 
 THRESHOLD_SIGNAL = CUTS  # threshold name -> the signal it cuts
 FITTED = "weights"  # a rule's fitted weights, calibrated as a whole (not a cut of a signal)

@@ -1,6 +1,7 @@
 """The values the verification prompt's settings may take (``EvalConfig.verify_question``,
-``.verify_format`` and ``.fact_context``), declared beside ``verify_prompt.py`` and apart
-from it (it reads the prompt files), so that the settings check a value without loading it."""
+``.verify_format`` and ``.fact_context``), declared apart from
+``pipeline/signals/verify_prompt.py`` (it reads the prompt files), so that the settings check a
+value without loading it."""
 
 from __future__ import annotations
 
