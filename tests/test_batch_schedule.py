@@ -70,7 +70,7 @@ def test_the_auto_mode_chooses_a_pages_blocks_by_the_facts_of_each_unit():
     assert by_page[6] == segments[0]
 
 
-def _bios_of_two_topics(sentences: int = 3):
+def _bios_of_two_topics(sentences: int = 2):
     """The bios of the first two ChatGPT dev topics, all three subjects, each cut to its
     first ``sentences`` sentences (raw text: a few minutes of the 0.5B on 2 cores)."""
     from dataclasses import replace

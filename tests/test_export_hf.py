@@ -32,6 +32,9 @@ def test_a_folder_with_other_files_is_refused_before_any_work(tmp_path, capsys):
         export_hf(gguf, tmp_path / "o", dtype="int8")
 
 
+# minutes (a float32 copy of the 0.5B and transformers' own load of the GGUF); in CI the
+# export is exercised by tests/test_vllm_server.py, whose decisions must agree with the GGUF's
+@pytest.mark.heavy
 def test_the_export_holds_the_ggufs_weights_and_tokenizer_and_is_written_once(
     tmp_path, hf_small_lm
 ):

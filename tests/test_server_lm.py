@@ -426,6 +426,10 @@ def cached_keys(cache: Path, kind: str) -> set[str]:
 
 
 @pytest.mark.slow
+# minutes: CI's real servers are vLLM (tests/test_vllm_server.py: agreement, kill and
+# resume), llama.cpp's own (tests/test_xllamacpp_server.py) and this one behind Ray's workers
+# (tests/test_ray.py)
+@pytest.mark.heavy
 def test_a_real_llama_server_scores_as_in_process_and_a_killed_run_resumes(
     db_index, tmp_path, llama_server
 ):
