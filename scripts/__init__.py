@@ -7,6 +7,6 @@ behind the figures of record sit at the top of ``scripts/``; the rest (operation
 earlier and negative experiments) in ``scripts/notebook/``. ``scripts/suites/*.toml`` lay
 the records out as conditions × slices (``python -m scripts.suite list``);
 ``python -m scripts.check`` replays the records against their files and
-``python -m scripts.docs`` writes ``docs/benchmarks/`` from them. The benchmarks reach the
+``python -m docs.generate`` writes ``docs/benchmarks/`` from them. The benchmarks reach the
 package through its public names (``factscore_local.studies`` for the pipeline's steps).
 """

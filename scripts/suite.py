@@ -243,7 +243,7 @@ def run_cell(suite: Suite, cell: Cell, index: Path, data: Path | None) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Lists, dry-runs, runs or replays suites; 1 on a failure. (The docs' pages: ``python -m
-    scripts.docs``.)"""
+    docs.generate``.)"""
     ap = argparse.ArgumentParser(prog="python -m scripts.suite", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("action", choices=("list", "dry-run", "run", "replay"))

@@ -4,8 +4,9 @@
 - ``unit``: no real data, no model: the quick loop, ``python -m pytest -m unit``;
 - ``e2e``: real data from ``../shared/data``, an embedded model or spaCy's, a browser, an
   optional heavy library, or marked ``slow`` or ``heavy``;
-- ``scripts``: the test imports the benchmarks of ``scripts/`` (a mark beside ``unit`` or
-  ``e2e``: ``-m "unit and not scripts"`` is the package's own unit tests).
+- ``scripts``: the test imports the benchmarks of ``scripts/`` or the docs' generators of
+  ``docs/generate/`` (a mark beside ``unit`` or ``e2e``: ``-m "unit and not scripts"`` is
+  the package's own unit tests).
 
 A test is ``e2e`` when its function, a fixture it takes, or a function or module constant of
 its file that it names (followed to the end) names one of ``NEEDS``, read from the source
@@ -99,12 +100,16 @@ def needy_names(path: Path) -> frozenset[str]:
     return frozenset(needy)
 
 
+BENCHMARKS = {"scripts", "docs"}  # the benchmarks, and the docs' generators that read them
+
+
 def imports_scripts(path: Path) -> bool:
-    """Whether a test file imports the benchmarks (``scripts``), a function's import too."""
+    """Whether a test file imports the benchmarks (``scripts``) or the docs' generators
+    (``docs.generate``, which read them), a function's import too."""
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "scripts":
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in BENCHMARKS:
             return True
-        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "scripts"
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] in BENCHMARKS
                                                 for a in node.names):  # fmt: skip
             return True
     return False

@@ -9,8 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from docs.generate import pages as docs
+from docs.generate import readme_blocks
 from factscore_local.pipeline.records.labeled import human_facts
-from scripts import caches, check, common, docs, readme_blocks, replay
+from scripts import caches, check, common, replay
 from tests.conftest import SHARED, require
 
 LABELED = SHARED / "factscore" / "labeled-dev"

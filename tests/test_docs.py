@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from scripts import docs, readme_headline
+from docs import generate
+from docs.generate import pages as docs
+from docs.generate import readme_headline
 from scripts.common import RESULTS, SUBJECTS, read_results
+from tests.test_doctests import module_names, run_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -37,39 +40,37 @@ def test_readme_links_resolve() -> None:
 
 
 def test_readme_headline_is_the_generated_table() -> None:
-    """The README's block is the table ``python -m scripts.docs`` makes from the results
+    """The README's block is the table ``python -m docs.generate`` makes from the results
     file now (not only the headline page last written)."""
     record = read_results(RESULTS / f"{docs.HEADLINE}.json")
     block = readme_headline.readme_block(README.read_text("utf-8"))
     assert block == docs.headline(record), (
-        "README.md's headline block is stale: run `python -m scripts.docs` and "
-        "`python -m scripts.readme_headline` (or `bash scripts/docs_build.sh --update`)"
+        "README.md's headline block is stale: run `python -m docs.generate` "
+        "(or `bash scripts/docs_build.sh --update`)"
     )
     assert block == readme_headline.HEADLINE.read_text("utf-8")
 
 
 def test_readme_contradiction_table_is_the_generated_one() -> None:
-    """The README's probe table is the one ``python -m scripts.docs`` makes from the
+    """The README's probe table is the one ``python -m docs.generate`` makes from the
     counterfactual probe's results file, with the default rule's and the previous one's."""
     record = read_results(RESULTS / f"{docs.PROBE}.json")
     block = readme_headline.readme_block(README.read_text("utf-8"), "contradictions")
     assert block == docs.contradictions(record), (
-        "README.md's contradictions block is stale: run `python -m scripts.docs` and "
-        "`python -m scripts.readme_headline`"
+        "README.md's contradictions block is stale: run `python -m docs.generate`"
     )
     assert "| year |" in block and "rejected, default" in block
     assert "rejected, before the slot check" in block
 
 
 def test_readme_run_time_line_is_generated_from_the_speed_records() -> None:
-    """The README's run-time line is what ``python -m scripts.docs`` makes from the speed
+    """The README's run-time line is what ``python -m docs.generate`` makes from the speed
     results files (no figure typed by hand), and the README stays short."""
     record = read_results(RESULTS / f"{docs.SPEED}.json")
     text = README.read_text("utf-8")
     block = readme_headline.readme_block(text, "run-time")
     assert block == docs.run_time(record), (
-        "README.md's run-time block is stale: run `python -m scripts.docs` and "
-        "`python -m scripts.readme_headline`"
+        "README.md's run-time block is stale: run `python -m docs.generate`"
     )
     f = record["figures"]
     per_bio = f.get("batched/seconds_per_bio", f.get("end_to_end/seconds_per_bio"))
@@ -132,3 +133,9 @@ def test_every_record_page_is_titled_in_words() -> None:
         assert docs.page(record).startswith(f"# {title}\n"), name
     with pytest.raises(ValueError, match="x.json has no 'title'"):
         docs.page({**records[0], "name": "x", "title": ""})
+
+
+@pytest.mark.parametrize("name", module_names(generate))
+def test_the_generators_docstring_examples_run(name: str) -> None:
+    """The docs' generators (``docs/generate/``) keep their docstring examples true."""
+    run_examples(name)

@@ -15,10 +15,16 @@ import click
 import cloup
 import pytest
 
+from docs.generate import cli_reference
+from docs.generate.cli_reference import (
+    UNSET,
+    default_text,
+    option_sections,
+    reference,
+    stated_default,
+)
 from factscore_local.cli import main as fscore
 from factscore_local.config import build_config
-from scripts import cli_reference
-from scripts.cli_reference import UNSET, default_text, option_sections, reference, stated_default
 from scripts.common import RESULTS, read_results
 
 ROOT = Path(__file__).resolve().parents[1]

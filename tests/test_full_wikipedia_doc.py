@@ -1,12 +1,12 @@
 """The full-Wikipedia guide's disk-and-time block is generated from the results files
-(scripts/build_full_doc.py), and the committed guide holds the block as generated."""
+(docs/generate/build_full_doc.py), and the committed guide holds the block as generated."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from scripts import build_full_doc
+from docs.generate import build_full_doc
 from scripts.common import RESULTS
 
 
@@ -61,7 +61,8 @@ def test_guide_holds_the_generated_block(tmp_path: Path) -> None:
     changed = build_full_doc.splice_guide(guide)
     if (RESULTS / f"{build_full_doc.NAME}.json").exists():
         assert not changed, (
-            "docs/guide/full-wikipedia.md's build-full block is stale: run `python -m scripts.docs`"
+            "docs/guide/full-wikipedia.md's build-full block is stale: "
+            "run `python -m docs.generate`"
         )
     record = json.loads((RESULTS / f"{build_full_doc.NAME}.json").read_text())
     assert record["replay"] is False  # hours of build: recorded, not re-run

@@ -1,4 +1,5 @@
-"""The benchmarks' code (``scripts/``) has no import circle: each module's imports, a
+"""The benchmarks' code (``scripts/``) has no import circle and does not import the docs'
+generators (``docs/generate/``, which sit above it and read it): each module's imports, a
 function's included, read from the source with ``ast`` (``tests/test_layers.py``)."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from pathlib import Path
 from tests.test_layers import cycles, imports
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+GENERATORS = SCRIPTS.parent / "docs" / "generate"
 
 
 def scripts_graph() -> dict[str, set[str]]:
@@ -30,3 +32,10 @@ def test_the_graph_sees_the_imports_of_scripts():
 
 def test_scripts_have_no_import_circle():
     assert cycles(scripts_graph()) == []
+
+
+def test_scripts_do_not_import_the_docs_generators():
+    known = {"docs", "docs.generate"} | {f"docs.generate.{p.stem}" for p in GENERATORS.glob("*.py")}
+    assert "docs.generate.pages" in known
+    found = {str(p.relative_to(SCRIPTS.parent)): imports(p, known) for p in SCRIPTS.rglob("*.py")}
+    assert {path: names for path, names in found.items() if names} == {}

@@ -10,7 +10,8 @@ from collections import Counter
 
 import pytest
 
-from scripts import common, readme_blocks, suite
+from docs.generate import readme_blocks
+from scripts import common, suite
 
 CELLS = [(s, c) for s in suite.suites() for c in s.cells]
 RECORDS = {p.stem: json.loads(p.read_text("utf-8")) for p in sorted(common.RESULTS.glob("*.json"))}

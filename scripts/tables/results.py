@@ -1,6 +1,6 @@
 """The tables' report as a results file: what ran on which topics, and its figures as a flat
 {name: value} mapping that ``python -m scripts.check`` compares and ``python -m
-scripts.docs`` renders."""
+docs.generate`` renders."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ INTRO = (
     "file's `status` says what it is now (`current`, `superseded` or `negative`, with the "
     "reason in `status_because`). `python -m scripts.check` reruns the replayable ones and "
     "compares; `python -m scripts.suite list` shows which suite each belongs to; `python -m "
-    "scripts.docs` writes these pages."
+    "docs.generate` writes these pages."
 )
 
 

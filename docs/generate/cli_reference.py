@@ -11,7 +11,7 @@ is only a fallback); else click's own rendering of the value. An option with no 
 (click's ``UNSET``, or None) shows none.
 
 ``docs/hooks/cli_reference.py`` puts the page together at every site build;
-``python -m scripts.cli_reference`` prints it.
+``python -m docs.generate.cli_reference`` prints it.
 """
 
 from __future__ import annotations

@@ -1,18 +1,18 @@
 """The README's generated blocks, each made from its results file: the headline table (the
 dev-set ER and F1 beside the paper's), the raw-text table, the probe's table and the
-run-time line. ``python -m scripts.docs`` writes them as pages; ``scripts.readme_headline``
-copies them into the README.
+run-time line. ``python -m docs.generate`` writes them as pages and copies them into the
+README (``docs.generate.readme_headline``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from docs.generate.markdown import GENERATED, md_table
 from factscore_local.declarations.verifiers import legacy_name
 from factscore_local.fitted_defaults import default_rule
 from factscore_local.model_store import DEFAULT_LM
 from scripts.common import RESULTS, SUBJECTS, read_results
-from scripts.markdown import GENERATED, md_table
 from scripts.tables.paper import PAPER_T3, PAPER_T9
 
 HEADLINE = "tables-98"  # the results file the headline table is read from

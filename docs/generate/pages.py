@@ -1,14 +1,16 @@
 """Write the benchmark pages of the docs from the results files.
 
-    python -m scripts.docs [--out docs/benchmarks]
+    python -m docs.generate [--out docs/benchmarks]
 
 One page per results file (``scripts/results/<name>.json``): what it measures, the exact
 command, its tables, how to read them, and where and when it ran; an index page listing
 them; and the README's tables: ``headline.md``, the dev-set ER and F1 of the default
 verifier beside the paper's, per subject; ``contradictions.md``, the counterfactual probe;
-``raw-text.md``, the estimate from raw text beside the one from atomic facts. Nothing here
-is typed by hand: edit a results file's ``title``, ``about`` or ``reading`` (kept when the
-benchmark is rerun), or rerun the benchmark.
+``raw-text.md``, the estimate from raw text beside the one from atomic facts. Into
+``docs/benchmarks/`` (the default ``--out``) it also rewrites the guides' generated blocks
+and copies the README's tables into the README (``docs.generate.readme_headline``). Nothing
+here is typed by hand: edit a results file's ``title``, ``about`` or ``reading`` (kept when
+the benchmark is rerun), or rerun the benchmark.
 
 A results file may lay its figures out as tables of its own (``tables``: a list of
 {"title", "prefix", "columns", "rows_head", "digits", "note"}): each table takes the figures
@@ -16,7 +18,7 @@ named ``<prefix>/<row>/<column>``, one row per ``<row>`` in their order; a colum
 figure's remaining name, or {"head", "cell", "digits"} with ``cell`` a template naming the
 row's figures in braces ("{er} [{er_low}, {er_high}]"; a figure absent from a cell that
 shows others reads "–"). Figures no table shows follow in one table. ``recorded_because``
-says why the checker does not re-run it.
+says why the checker does not re-run it; ``code``, where its code is once it left the tree.
 """
 
 from __future__ import annotations
@@ -26,23 +28,23 @@ import functools
 import re
 from pathlib import Path
 
-from factscore_local.declarations.verifiers import NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE
-from scripts import contradictions_doc, other_lm_doc, servers_doc
-from scripts.build_full_doc import GUIDE, page_tables, splice_guide
-from scripts.common import RESULTS, ROOT, SUBJECTS, read_results
-from scripts.docs_index import index_page
-from scripts.markdown import GENERATED, cell, md_table
+from docs.generate import contradictions_doc, other_lm_doc, readme_headline, servers_doc
+from docs.generate.build_full_doc import GUIDE, page_tables, splice_guide
+from docs.generate.index import index_page
+from docs.generate.markdown import GENERATED, cell, md_table
 
 # The README's blocks, written beside the pages (and read from here by the tests).
-from scripts.readme_blocks import DEFAULT_RULE, README_TABLES
-from scripts.readme_blocks import HEADLINE as HEADLINE
-from scripts.readme_blocks import PROBE as PROBE
-from scripts.readme_blocks import RAW_TEXT as RAW_TEXT
-from scripts.readme_blocks import SPEED as SPEED
-from scripts.readme_blocks import contradictions as contradictions
-from scripts.readme_blocks import headline as headline
-from scripts.readme_blocks import raw_text as raw_text
-from scripts.readme_blocks import run_time as run_time
+from docs.generate.readme_blocks import DEFAULT_RULE, README_TABLES
+from docs.generate.readme_blocks import HEADLINE as HEADLINE
+from docs.generate.readme_blocks import PROBE as PROBE
+from docs.generate.readme_blocks import RAW_TEXT as RAW_TEXT
+from docs.generate.readme_blocks import SPEED as SPEED
+from docs.generate.readme_blocks import contradictions as contradictions
+from docs.generate.readme_blocks import headline as headline
+from docs.generate.readme_blocks import raw_text as raw_text
+from docs.generate.readme_blocks import run_time as run_time
+from factscore_local.declarations.verifiers import NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE
+from scripts.common import RESULTS, ROOT, SUBJECTS, read_results
 from scripts.tables.paper import PAPER_T3, PAPER_T9
 from scripts.tables.results import TABLE1_KEYS
 
@@ -261,7 +263,7 @@ def write_docs(out: Path = DOCS) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     """Writes the pages."""
-    ap = argparse.ArgumentParser(prog="python -m scripts.docs", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m docs.generate", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--out", type=Path, default=DOCS)
     args = ap.parse_args(argv)
@@ -275,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         print(servers_doc.GUIDE.relative_to(ROOT))
     if args.out == DOCS and contradictions_doc.splice_guide():  # the veto's precision
         print(contradictions_doc.GUIDE.relative_to(ROOT))
+    if args.out == DOCS and readme_headline.splice_readme():  # the README's tables
+        print(readme_headline.README.relative_to(ROOT))
     return 0
 
 
