@@ -14,7 +14,8 @@ Two runs of the estimator over the same bios, every model result from the cache:
   human atomic facts, the rivals rule's signals), whose human facts fit the rule;
 - the raw-text pass: each output cleaned, split and decomposed by the embedded 1.5B model
   (the committed ``own-decomp-98`` generations), its facts verified with the defaults of
-  ``fscore eval`` (``scripts/raw_text_run.py`` computed them, hours of 2 cores).
+  ``fscore eval`` (``scripts/raw_text_run.py`` computed them, hours of 2 cores; its code is
+  in git history, ``git show 30ee8ff419c8:scripts/raw_text_run.py``).
 
 The default rule is cross-fitted over the topic halves (its weights fitted on the other
 half's human facts, ER objective, as in the tables) and decides both. Per subject: ER, the
@@ -63,7 +64,6 @@ from scripts.common import (
 )
 from scripts.tables.runner import Runner, crossfit, per_half
 
-PASSES = ("raw text", "model atomic facts")
 SHIFTS = np.round(np.arange(-3.0, 3.001, 0.1), 2)  # of the rule's bias, searched
 
 

@@ -6,12 +6,14 @@ and compare every figure with its results file.
     python -m scripts.check --list          # what is recorded, and what can be replayed
 
 A results file whose ``replay`` is false (a timing, a run of hours) is listed as "recorded,
-not re-run". One with a ``replay`` entry is run again as ``python -m <module> <argv>``, its
-``{index}``, ``{demo_index}`` and ``{tmp}`` placeholders filled in (``{index}``: ``--index``,
-built from the dev pages with BM25 when absent; ``{demo_index}``: ``--demo-index``, built
-from the demo's dump excerpt as ``fscore demo`` builds it, when absent and a replay names
-it); with ``replay.cached`` the run must also compute nothing (every model result comes
-from the committed cache). Prints OK or FAIL per figure; exits 1 on any FAIL.
+not re-run", or "recorded, code in git history" when its code left the tree (its ``code``
+says where: ``git show COMMIT:PATH``). One with a ``replay`` entry is run again as
+``python -m <module> <argv>``, its ``{index}``, ``{demo_index}`` and ``{tmp}`` placeholders
+filled in (``{index}``: ``--index``, built from the dev pages with BM25 when absent;
+``{demo_index}``: ``--demo-index``, built from the demo's dump excerpt as ``fscore demo``
+builds it, when absent and a replay names it); with ``replay.cached`` the run must also
+compute nothing (every model result comes from the committed cache). Prints OK or FAIL per
+figure; exits 1 on any FAIL.
 """
 
 from __future__ import annotations
@@ -27,7 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scripts.blas import replay_env
-from scripts.common import BENCH_OUT, RESULTS, ROOT, add_data_option, data_root, read_results
+from scripts.common import (
+    BENCH_OUT,
+    RESULTS,
+    ROOT,
+    add_data_option,
+    code_left,
+    data_root,
+    read_results,
+)
 from scripts.replay import scratch_argv
 
 DEV_DB = Path("enwiki-20230401", "enwiki-20230401-dev.db")  # under the data root
@@ -219,9 +229,11 @@ def main(argv: list[str] | None = None) -> int:
     for record in records:
         if not record.get("replay") or args.list:
             state = "replayable" if record.get("replay") else "recorded, not re-run"
-            print(f"{state}: {record['name']} [{record.get('status', 'current')}] "
-                  f"({len(record['figures'])} figures; {record['date'][:10]}, "
-                  f"{record['commit']}): {record['command']}")  # fmt: skip
+            left = code_left(record)
+            print(f"{'recorded, code in git history' if left else state}: {record['name']} "
+                  f"[{record.get('status', 'current')}] ({len(record['figures'])} figures; "
+                  f"{record['date'][:10]}, {record['commit']}): {record['command']}"
+                  + (f" ({left})" if left else ""))  # fmt: skip
             continue
         data = data_root(args.data)
         try:

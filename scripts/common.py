@@ -37,7 +37,6 @@ from scripts.replay import replay_spec
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout
 RESULTS = ROOT / "scripts" / "results"  # the committed results files
-CACHES = ROOT / "scripts" / "cache"  # the committed model results (fscore cache export)
 BENCH_OUT = ROOT / "bench-out"  # scratch space of the benchmarks (git-ignored)
 DATA_ENV = "FSCORE_DATA"
 SUBJECTS = ("InstructGPT", "ChatGPT", "PerplexityAI")  # the paper's column order
@@ -47,6 +46,10 @@ PROSE = ("title", "about", "reading", "status", "status_because")  # kept when a
 # the docs cite as the present state), ``superseded`` (a later record replaced it), ``negative``
 # (an experiment that did not win). ``status_because`` says why, in a line.
 STATUSES = ("current", "superseded", "negative")
+# A record whose code left the tree (superseded, negative, or an operation done) keeps its
+# figures as data and says where the code is: ``code`` = {"left_at": the last commit that
+# had it, "path": its file there} (``code_left``).
+CODE_KEYS = {"left_at", "path"}
 
 
 class DataNotFound(SystemExit):
@@ -328,7 +331,22 @@ def read_results(path: Path) -> dict:
         raise ValueError(f"{path}: results file without {', '.join(missing)}")
     if record.get("status", "current") not in STATUSES:
         raise ValueError(f"{path}: status {record['status']!r} is not one of {STATUSES}")
+    if record.get("code") and (record.get("replay") or set(record["code"]) != CODE_KEYS):
+        raise ValueError(f"{path}: 'code' is {sorted(CODE_KEYS)}, of a record not replayed")
     return record
+
+
+def code_left(record: dict) -> str | None:
+    """Where the code of a record whose code left the tree is: the git command that shows
+    it (its ``code``: the last commit that had it, and its path there); None while the
+    code is in the tree.
+
+    Example:
+        >>> code_left({"code": {"left_at": "1a2b3c", "path": "scripts/notebook/bench_ray.py"}})
+        'git show 1a2b3c:scripts/notebook/bench_ray.py'
+    """
+    code = record.get("code")
+    return f"git show {code['left_at']}:{code['path']}" if code else None
 
 
 def log(tag: str, message: str) -> None:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check (scripts/notebook/bench_gpu.py) as run on a lent GPU machine, from the
+# The GPU check (scripts/bench_gpu.py) as run on a lent GPU machine, from the
 # repository root.
 #
 # What travels there (git-ignored, under .gpu/): the kit, a tar of the 0.5B GGUF and MiniLM

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The raw-text path on a lent GPU (scripts/notebook/bench_gpu_raw_text.py), as run there from the
+# The raw-text path on a lent GPU (scripts/bench_gpu_raw_text.py), as run there from the
 # repository root.
 #
 # What travels (git-ignored, under .gpu/): a tar of the kit cut into parts under the 64 MiB a
@@ -22,7 +22,7 @@ export PYTHONPATH="$PWD/site:$(cd .. && pwd)" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFL
   PYTHONUNBUFFERED=1 FSCORE_MODEL_LOCK=0
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT/gpu.txt"
 cd work
-timeout "${RUN_S:-420}" python3 -m scripts.notebook.bench_gpu_raw_text run --index dev-index \
+timeout "${RUN_S:-420}" python3 -m scripts.bench_gpu_raw_text run --index dev-index \
   --data data --lm m/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf --device cuda --budget-s "${BUDGET_S:-240}" \
   --batch-bios "${BATCH_BIOS:-32}" \
   --rows "$OUT/gpu-raw-rows.jsonl" --json "$OUT/gpu-raw-text.json" 2>&1 \

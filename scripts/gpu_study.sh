@@ -23,11 +23,11 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT
 lscpu | grep "Model name" >> "$OUT/gpu.txt"
 QUIET='it/s\]|s/it\]'
 cd "$WORK"
-timeout "${RAW_S:-300}" python3 -m scripts.notebook.bench_gpu_raw_text run --index dev-index \
+timeout "${RAW_S:-300}" python3 -m scripts.bench_gpu_raw_text run --index dev-index \
   --data data --lm "$LM" --device cuda --budget-s "${BUDGET_S:-180}" \
   --batch-bios "${BATCH_BIOS:-32}" --rows "$OUT/gpu-raw-rows.jsonl" \
   --json "$OUT/gpu-raw-text.json" 2>&1 | grep -v -E "$QUIET" | tail -20
-timeout "${VERIFY_S:-180}" python3 -m scripts.notebook.bench_gpu verify --index dev-index \
+timeout "${VERIFY_S:-180}" python3 -m scripts.bench_gpu verify --index dev-index \
   --labeled data/factscore/labeled-dev/ChatGPT.jsonl --n-bios "${N_BIOS:-20}" --lm "$LM" \
   --backend transformers --device cuda --verifier default --tail-batches 16 \
   --rows "$OUT/gpu-rows.jsonl" --json "$OUT/gpu-verify.json" 2>&1 | grep -v -E "$QUIET" | tail -12

@@ -75,7 +75,7 @@ def complete_own_facts(data: Path, cache_path: Path, clean: bool = True) -> list
     if missing:
         raise SystemExit(
             f"{missing} decomposition prompts are not in {cache_path}: seed the continuation "
-            "files that hold them (the cleaned outputs' come from scripts.raw_text_run) first"
+            "files that hold them (the committed raw-text-98-part*.jsonl.gz for the cleaned) first"
         )
     return rows
 

@@ -18,7 +18,8 @@ it) and ``{tmp}`` a scratch folder when a command runs. A cell's
 command is its record's (``tests/test_suites.py`` checks it, options in any order, scratch
 paths as the checker sets them). ``run`` runs a cell's command; where its record replays,
 with ``--data`` and ``--results-out`` added, and its figures are compared as the checker
-compares them. ``replay`` is ``python -m scripts.check`` on the suite's records.
+compares them. ``replay`` is ``python -m scripts.check`` on the suite's records. A cell
+whose record's code left the tree (its ``code``) is archived: listed, never run.
 """
 
 from __future__ import annotations
@@ -34,7 +35,15 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from scripts.common import BENCH_OUT, RESULTS, ROOT, add_data_option, data_root, read_results
+from scripts.common import (
+    BENCH_OUT,
+    RESULTS,
+    ROOT,
+    add_data_option,
+    code_left,
+    data_root,
+    read_results,
+)
 from scripts.replay import scratch_argv
 
 SUITES = ROOT / "scripts" / "suites"
@@ -205,7 +214,8 @@ def list_suites(names: list[str]) -> None:
               f"{len(suite.slices)} slice(s), {len(suite.cells)} records)")  # fmt: skip
         for cell in suite.cells:
             record = record_of(cell.record)
-            how = "replayed" if record.get("replay") else "recorded"
+            how = "archived" if code_left(record) else "recorded"
+            how = "replayed" if record.get("replay") else how
             print(f"  {cell.record} [{record.get('status', 'current')}, {how}]: "
                   f"{cell.condition} × {cell.slice}")  # fmt: skip
 
@@ -216,6 +226,9 @@ def run_cell(suite: Suite, cell: Cell, index: Path, data: Path | None) -> bool:
 
     module, argv = module_argv(suite.command(cell))
     record = record_of(cell.record)
+    if code_left(record):
+        print(f"archived {cell.record}: its code left the tree ({code_left(record)})")
+        return True
     demo = demo_index(DEMO_INDEX) if any("{demo_index}" in a for a in argv) else None
     with tempfile.TemporaryDirectory(prefix="fscore-suite-") as folder:
         tmp = Path(folder)
@@ -282,7 +295,9 @@ def main(argv: list[str] | None = None) -> int:
         from scripts.check import DEMO_INDEX
 
         for cell in cells:
-            print(f"# {cell.record}: {cell.condition} × {cell.slice}")
+            left = code_left(record_of(cell.record))
+            print(f"# {cell.record}: {cell.condition} × {cell.slice}"
+                  + (f" (archived, not run: {left})" if left else ""))  # fmt: skip
             index = args.index.relative_to(ROOT) if args.index.is_relative_to(ROOT) else args.index
             demo = DEMO_INDEX.relative_to(ROOT)
             print(suite.command(cell).replace("{index}", str(index))

@@ -1,8 +1,9 @@
 """The offline bundle (scripts/bundle.sh) and its installer, on a small real bundle:
 factscore-local's own wheel, the embedded 0.5B model, the packaged source and the dump
-excerpt, with no dependencies (their wheels would be a GB; the whole bundle is run end to end
-by ``python -m scripts.notebook.bench_airgap``). Nothing here needs the network: the
-installer runs in a namespace without one where the machine allows it (root and unshare)."""
+excerpt, with no dependencies (their wheels would be a GB; the whole bundle was run end to
+end once, the airgap record: scripts/results/airgap.json). Nothing here needs the network:
+the installer runs in a namespace without one where the machine allows it (root and
+unshare)."""
 
 from __future__ import annotations
 

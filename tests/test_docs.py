@@ -135,6 +135,16 @@ def test_every_record_page_is_titled_in_words() -> None:
         docs.page({**records[0], "name": "x", "title": ""})
 
 
+def test_every_readme_table_page_is_titled_in_words_by_the_nav() -> None:
+    """The README's tables are pages too (copied into the README as they are, so without a
+    heading): the site's navigation names each in words, else its title would be its file
+    name ("Run time")."""
+    nav = (ROOT / "mkdocs.yml").read_text("utf-8")
+    for _, _, page_name, _ in docs.README_TABLES:
+        named = re.search(rf"^\s*- ([^:\n]+): benchmarks/{re.escape(page_name)}$", nav, re.M)
+        assert named and " " in named.group(1), page_name
+
+
 @pytest.mark.parametrize("name", module_names(generate))
 def test_the_generators_docstring_examples_run(name: str) -> None:
     """The docs' generators (``docs/generate/``) keep their docstring examples true."""

@@ -1,9 +1,8 @@
 """The benchmarks reach the package by its public names only (``factscore_local.studies``
 names what they need of the pipeline's internals), so that a refactor of the package breaks
-the seam, which its tests cover, not the notebook. Read from the source with ``ast``: no file
-under ``scripts/`` imports a name starting with ``_`` from ``factscore_local`` (or a module
-of it whose path has one), and outside ``scripts/notebook/`` none reads a private attribute
-(the notebook's timings of backend internals do, on objects they build themselves)."""
+the seam, which its tests cover, not the benchmarks. Read from the source with ``ast``: no
+file under ``scripts/`` imports a name starting with ``_`` from ``factscore_local`` (or a
+module of it whose path has one) or reads another object's private attribute."""
 
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ from tests.test_doctests import module_names, run_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "scripts").rglob("*.py"))
-NOTEBOOK = ROOT / "scripts" / "notebook"
 
 
 def private(name: str) -> bool:
@@ -67,8 +65,7 @@ def test_the_check_sees_a_private_import_and_attribute():
 def test_scripts_import_no_private_name_of_the_package(path: Path):
     source = path.read_text("utf-8")
     assert private_imports(source) == []
-    if not path.is_relative_to(NOTEBOOK):
-        assert private_attributes(source) == []
+    assert private_attributes(source) == []
 
 
 def test_the_seam_names_what_it_promises():

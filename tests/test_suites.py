@@ -88,3 +88,34 @@ def test_a_cell_reads_several_seed_sets_in_order(tmp_path, monkeypatch):
     path.write_text(path.read_text().replace('["b", "a"]', '["b", "c"]'))
     with pytest.raises(ValueError, match="no seeds 'c'"):
         suite.load(path)
+
+
+@pytest.mark.parametrize("name", sorted(RECORDS))
+def test_a_records_code_is_in_the_tree_or_named_in_git_history(name):
+    """A record's module is in the tree, or its ``code`` names the commit and path where git
+    keeps the code that ran it (a module, or a section of one, that left the tree; such a
+    record is not replayed)."""
+    record = RECORDS[name]
+    module = record.get("module", "")
+    if record.get("code"):
+        assert set(record["code"]) == common.CODE_KEYS and not record.get("replay")
+        assert common.code_left(record).startswith(f"git show {record['code']['left_at']}:")
+    elif module.startswith("scripts."):
+        path = common.ROOT / module.replace(".", "/")
+        assert path.with_suffix(".py").is_file() or (path / "__init__.py").is_file(), module
+
+
+def test_a_cell_whose_code_left_is_archived_listed_and_never_run(capsys, monkeypatch):
+    archived = [(s, c) for s, c in CELLS if RECORDS[c.record].get("code")]
+    assert archived and any(c.record == "airgap" for _, c in archived)
+    assert suite.main(["list", "operations"]) == 0
+    assert "airgap [current, archived]" in capsys.readouterr().out
+
+    def no_run(*args, **kwargs):
+        raise AssertionError(f"ran {args}")
+
+    monkeypatch.setattr(suite.subprocess, "run", no_run)
+    spec, cell = next((s, c) for s, c in archived if c.record == "airgap")
+    assert suite.run_cell(spec, cell, common.BENCH_OUT / "dev-index", None)
+    out = capsys.readouterr().out
+    assert "archived airgap" in out and "git show " in out

@@ -381,7 +381,7 @@ def test_fitted_rule_before_fitting_and_bad_weights(tmp_path):
 
 
 def test_collect_adds_extra_signals_in_fact_order():
-    """Extra per-fact signals (what bench_rule_features.py tries as features) land beside the
+    """Extra per-fact signals (what the rule-features experiment tried as features) land beside the
     recorded ones, for the estimate's facts and the human facts alike; a column of the wrong
     length is an error, not a silent misalignment."""
     rows = [

@@ -24,8 +24,11 @@ INTRO = (
 
 
 def check_state(record: dict) -> str:
-    """How the checker treats a record: replayed from its cache, or recorded only."""
-    return "replayed" if record.get("replay") else "recorded"
+    """How the checker treats a record: replayed from its cache, or recorded only (its code
+    in git history once it left the tree)."""
+    if record.get("replay"):
+        return "replayed"
+    return "recorded, code in git history" if record.get("code") else "recorded"
 
 
 def status_of(record: dict) -> str:

@@ -44,7 +44,7 @@ from docs.generate.readme_blocks import headline as headline
 from docs.generate.readme_blocks import raw_text as raw_text
 from docs.generate.readme_blocks import run_time as run_time
 from factscore_local.declarations.verifiers import NUMBER_VETO_RULE, NUMBER_YEAR_VETO_RULE
-from scripts.common import RESULTS, ROOT, SUBJECTS, read_results
+from scripts.common import RESULTS, ROOT, SUBJECTS, code_left, read_results
 from scripts.tables.paper import PAPER_T3, PAPER_T9
 from scripts.tables.results import TABLE1_KEYS
 
@@ -221,6 +221,8 @@ def page(record: dict) -> str:
         else "Recorded, not re-run by the checker "
         f"({record.get('recorded_because', 'a timing or a run of hours')})."
     )
+    if code_left(record):  # a record whose code left the tree: where git keeps it
+        status += f" Its code has left the tree; git keeps it: `{code_left(record)}`."
     data = record.get("data", {})
     used = "; ".join(f"{k}: {v}" for k, v in data.items()
                      if not isinstance(v, list) or len(v) <= 5)  # fmt: skip

@@ -1,6 +1,6 @@
 """FActScore's Tables 1, 3 and 9 on the dev split, with the embedded CPU models.
 
-    python -m scripts.reproduce_tables --index dev-index --np-model minilm
+    python -m scripts.reproduce_tables --index dev-index --topics 98
 
 - Table 1: statistics of the labeled dev files (all topics; no model).
 - Table 3 / Table 9: ER (estimated FActScore) and micro-F1 per verifier on ``--topics``
@@ -13,18 +13,14 @@
   5 passages, or more). ``--evidence`` picks the evidence mode of every run.
 - The fitted decision rules (``retrieve-lm+np-fitted``, a logistic model over margin and
   NP; ``retrieve-lm+np+coverage-fitted``, the same with the fact's lexical coverage by its
-  passages) cross-fitted like the thresholds, on the main run's signals (no model run).
-- Evidence modes: per-fact top-k, shared blocks and page segments on ``--evidence-bios``
-  long-page bios.
-- Prompt levers (``--levers``): worked examples before the evidence, the fact's sentence
-  as context, no chat template, a Yes/No question; each a run of its own on the same bios,
-  against the main run.
-- NP stand-ins: the MiniLM encoder with NPM's math vs the causal LM's token probabilities,
-  on ``--np-topics`` topics, half from each topic half (cross-fitting within them).
+  passages, and the slot check's rules over it) cross-fitted like the thresholds, on the
+  main run's signals (no model run).
 - What limits the estimate: the share of human-supported facts' content words present on
   the dev pages (no model), and per-label agreement of retrieve-lm with the humans.
-- Own decomposition on the first ``--own-topics`` topics; ablations (BM25 vs dense, k,
-  demonstrations) on the first ``--ablation-topics`` topics.
+
+The sections no replayed record runs (evidence modes on long pages, prompt levers, NP
+stand-ins, the own decomposition, retrieval ablations, demonstrations) left the tree; their
+records keep their figures and say where the code is (their ``code``).
 
 Every model result goes through one SQLite cache (``--cache``), so a rerun, or a run with
 more topics, only computes what is new; ``--seed-cache FILE`` first imports the results of

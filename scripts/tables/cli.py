@@ -21,17 +21,9 @@ from scripts.common import (
     results_record,
     write_results,
 )
-from scripts.tables.levers import LEVERS, section_levers
-from scripts.tables.main_tables import section_evidence_modes, section_tables_3_9
+from scripts.tables.main_tables import section_tables_3_9
 from scripts.tables.results import tables_data, tables_figures
 from scripts.tables.runner import Runner, log
-from scripts.tables.sections import (
-    section_ablation_evidence,
-    section_ablations,
-    section_demos,
-    section_np_standins,
-    section_own_decomposition,
-)
 from scripts.tables.table1 import section_table1
 
 
@@ -46,12 +38,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument("--index", type=Path, required=True, help="index of enwiki-20230401-dev.db")
     add_data_option(ap)
-    ap.add_argument(
-        "--demos-reference",
-        type=Path,
-        default=None,
-        help="FActScore's demons.json (default: factscore/demos/ under --data)",
-    )
     add_cache_options(ap, BENCH_OUT / "tables-cache.db")
     ap.add_argument("--lm", default=None, help="default: the embedded 1.5B GGUF")
     ap.add_argument("--topics", type=int, default=15)
@@ -61,36 +47,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         help="leave out topics whose page has more passages (default: none left out)",
     )
-    ap.add_argument(
-        "--evidence",
-        choices=EVIDENCE_MODES,
-        default=DEFAULTS["evidence"],
-        help="evidence mode of every run (the evidence section compares both)",
-    )
-    ap.add_argument(
-        "--evidence-bios",
-        type=int,
-        default=0,
-        help="long-page bios on which to compare per-fact and shared evidence",
-    )
-    ap.add_argument("--evidence-sample", type=int, default=8,
-                    help="human facts per bio run in both modes")  # fmt: skip
+    ap.add_argument("--evidence", choices=EVIDENCE_MODES, default=DEFAULTS["evidence"],
+                    help="evidence mode of every run")  # fmt: skip
     ap.add_argument("--np-model", default=DEFAULT_NP_MODEL, help="NP scorer of the main tables")
-    ap.add_argument("--np-topics", type=int, default=4)
-    ap.add_argument("--np-scorers", default="minilm,lm,lm-joint",
-                    help="NP scorers the np-lm section compares")  # fmt: skip
-    ap.add_argument("--own-topics", type=int, default=3)
-    ap.add_argument("--ablation-topics", type=int, default=3)
     ap.add_argument("--prefix-states", type=Path, default=None,
-                    help="keep each page's evaluated evidence here: a lever that changes only "
+                    help="keep each page's evaluated evidence here: a run that changes only "
                     "what follows the evidence loads it instead of reading it")  # fmt: skip
     ap.add_argument("--objective", choices=["er", "f1"], default="er")
-    ap.add_argument("--levers", default="", help=f"prompt levers: {', '.join(LEVERS)}")
-    ap.add_argument(
-        "--skip",
-        default="",
-        help="comma list of: tables,no-context,np-lm,own,ablations,ablation-evidence,demos",
-    )
+    ap.add_argument("--skip", default="",
+                    help="comma list of: tables, no-context; the names of the sections that "
+                    "left the tree (np-lm, own, ablations, ablation-evidence, demos) are "
+                    "accepted and mean nothing")  # fmt: skip
     ap.add_argument("--out", type=Path, default=BENCH_OUT / "tables.json")
     ap.add_argument(
         "--results",
@@ -111,14 +78,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = ap.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     args.data = data_root(args.data)
-    if args.demos_reference is None:
-        args.demos_reference = args.data / "factscore" / "demos" / "demons.json"
     args.skip = set(filter(None, args.skip.split(",")))
-    args.np_scorers = list(filter(None, args.np_scorers.split(",")))
-    args.levers = list(filter(None, args.levers.split(",")))
-    unknown = set(args.levers) - set(LEVERS)
-    if unknown:
-        ap.error(f"unknown lever(s) {sorted(unknown)}; choose from {', '.join(LEVERS)}")
     return args
 
 
@@ -145,21 +105,6 @@ def main(argv: list[str] | None = None) -> None:
         f"(--max-passages {args.max_passages}): {len(run.skipped)} of {n_all}")  # fmt: skip
     with watch("tables 3 and 9"):
         main_rows = [] if "tables" in args.skip else section_tables_3_9(report, run, bios, args)
-    if args.evidence_bios:
-        section_evidence_modes(report, run, args)
-    if "np-lm" not in args.skip and args.np_topics:
-        section_np_standins(report, run, args)
-    if "own" not in args.skip and args.own_topics and main_rows:
-        section_own_decomposition(report, run, main_rows, args)
-    if "ablations" not in args.skip and args.ablation_topics:
-        section_ablations(report, run, args)
-    if "ablation-evidence" not in args.skip:
-        section_ablation_evidence(report, run, args)
-    if "demos" not in args.skip and args.own_topics and args.demos_reference.exists():
-        section_demos(report, run, args)
-    if args.levers and main_rows:
-        section_levers(report, run, main_rows, args)
-
     report["timings"] = run.timings
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

@@ -5,17 +5,17 @@ Each step is a subcommand, so that the CPU half runs here and the GPU half on a 
 machine with the same code (``scripts/gpu_check.sh`` there says how it travels):
 
     # the CPU paths: llama.cpp (the default for GGUF) and transformers in float32
-    python -m scripts.notebook.bench_gpu verify --device cpu --rows cpu-rows.jsonl --json cpu.json
-    python -m scripts.notebook.bench_gpu verify --device cpu --backend transformers \
+    python -m scripts.bench_gpu verify --device cpu --rows cpu-rows.jsonl --json cpu.json
+    python -m scripts.bench_gpu verify --device cpu --backend transformers \
         --rows cpu-hf-rows.jsonl --json cpu-hf-verify.json
     # the same bios on the GPU: bf16 with 16 and 1 prompts per pass, then float32
-    python -m scripts.notebook.bench_gpu verify --device cuda --backend transformers \
+    python -m scripts.bench_gpu verify --device cuda --backend transformers \
         --tail-batches 16,1 --rows gpu-rows.jsonl --json gpu-verify.json
-    python -m scripts.notebook.bench_gpu verify --device cuda --backend transformers \
+    python -m scripts.bench_gpu verify --device cuda --backend transformers \
         --dtype float32 --tail-batches 16 --rows gpu32-rows.jsonl --json gpu32-verify.json
-    python -m scripts.notebook.bench_gpu encode --device cuda --n 50000 --json gpu-encode.json
+    python -m scripts.bench_gpu encode --device cuda --n 50000 --json gpu-encode.json
     # all of it into scripts/results/gpu-check.json (the docs page is generated from it)
-    python -m scripts.notebook.bench_gpu record --steps DIR --commit C --date D
+    python -m scripts.bench_gpu record --steps DIR --commit C --date D
 
 The bios are the first N responding bios of a labeled dev file, verified with their
 labeled model atomic facts (``use_atomic_facts``), so both paths judge the same facts and
@@ -236,9 +236,8 @@ def record(args: argparse.Namespace) -> dict:
         "name": "gpu-check",
         "replay": False,
         "recorded_because": "it needs a GPU; CI and this project's machines have none",
-        "command": "python -m scripts.notebook.bench_gpu verify|encode|compare|record "
-        "(see the module)",
-        "module": "scripts.notebook.bench_gpu",
+        "command": "python -m scripts.bench_gpu verify|encode|compare|record (see the module)",
+        "module": "scripts.bench_gpu",
         "argv": [],
         "commit": args.commit,
         "date": args.date,

@@ -3,11 +3,11 @@ facts verified, end to end, by the 0.5B embedded model on the transformers backe
 (decomposition in left-padded batches of 16, verification tails in batches of 16).
 
     # on the GPU machine (scripts/gpu_raw_text.sh says how the kit travels)
-    python -m scripts.notebook.bench_gpu_raw_text run --index dev-index --data DATA \\
+    python -m scripts.bench_gpu_raw_text run --index dev-index --data DATA \\
         --lm m/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf --device cuda --budget-s 300 \\
         --rows rows.jsonl --json run.json
     # here: the results file (scripts/results/gpu-raw-text.json)
-    python -m scripts.notebook.bench_gpu_raw_text record --json run.json --commit C --date D
+    python -m scripts.bench_gpu_raw_text record --json run.json --commit C --date D
 
 Bios are taken in whole topics in the tables' order (round robin over the frequency
 classes), ``--batch-bios`` of them scheduled together (the cross-bio scheduler of
@@ -124,12 +124,12 @@ def record(args: argparse.Namespace) -> dict:
         "name": "gpu-raw-text" if batch == 3 else "gpu-raw-text-batched",
         "replay": False,
         "recorded_because": "it needs a GPU; CI and this project's machines have none",
-        "command": "python -m scripts.notebook.bench_gpu_raw_text run --index dev-index "
+        "command": "python -m scripts.bench_gpu_raw_text run --index dev-index "
         "--data DATA "
         f"--lm m/{step['lm']} --device cuda --budget-s {step.get('budget_s', 300):g} "
         + (f"--batch-bios {batch} " if batch != 3 else "")
         + "(scripts/gpu_raw_text.sh)",
-        "module": "scripts.notebook.bench_gpu_raw_text",
+        "module": "scripts.bench_gpu_raw_text",
         "argv": [],
         "commit": args.commit,
         "date": args.date,
