@@ -24,8 +24,7 @@ years either side) and in its role: the passage clauses that share the fact's ow
 A demonym directly before a capitalised word is part of a name ("the Canadian Open", "the
 British Army"), not a nationality, in a fact as in its passages. ``slot_flags`` turns the
 verdicts into the flags a fitted rule weighs and vetoes with (``declarations/verifiers.py``);
-``scripts.bench_counterfactual`` measures it, as the true-forms hand check did (its record:
-``scripts/results/true-forms-hand-check.json``).
+``scripts.bench_counterfactual`` and ``scripts.bench_true_forms`` measure it.
 
 Example:
     >>> slot_check("He was born in 1885.", ["Einstein was born in Ulm in 1879."])
