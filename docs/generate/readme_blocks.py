@@ -116,8 +116,15 @@ def contradictions(record: dict) -> str:
 
 
 SPEED = "speed"  # the results file of the README's run-time line (2 cores, bench_speed)
-SERVER_SPEED = "speed-server"  # ... its LM-server part: in process and server, side by side
+SERVERS_SPEED = "speed-servers"  # ... its servers part: every path side by side, one run
+SERVER_SPEED = "speed-server"  # ... before that record: llama-cpp-python's server alone
 GPU_SPEED = "gpu-raw-text"  # ... and of its GPU part, when recorded
+# the servers of bench_speed's paths, in the words of the README's line
+SERVER_WORDS = {
+    "vllm-8": "vLLM's CPU build (8 requests in flight",
+    "llama.cpp-server": "llama.cpp's own server",
+    "server": "llama-cpp-python's server",
+}
 
 
 def _cpu_line(record: dict) -> str:
@@ -129,21 +136,32 @@ def _cpu_line(record: dict) -> str:
 
 
 def _server_part(record: dict) -> str:
-    """Through llama.cpp's server on the same cores: its time over the in-process run's,
-    both timed in the same run of the benchmark."""
+    """Through the LM servers on the same cores: each one's time over the in-process run's,
+    all timed in the same run of the benchmark (``speed-servers``; before it, the
+    ``speed-server`` record of llama-cpp-python's server alone)."""
     f = record["figures"]
-    return (f"; through llama-cpp-python's server on the same cores, "
-            f"{f['server/time_over_batched']:.1f}x the time "
-            f"({f['server/bios_per_minute']:.2f} bios a minute, {f['bios']} bios)")  # fmt: skip
+    parts = []
+    for path, words in SERVER_WORDS.items():
+        if f"{path}/time_over_batched" not in f:
+            continue
+        part = f"{f[f'{path}/time_over_batched']:.1f}x with {words}"
+        if path == "vllm-8":
+            more = f.get("vllm-32/time_over_batched")
+            part += f"; {more:.1f}x with 32)" if more is not None else ")"
+        parts.append(part)
+    listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+    return (f"; through a server on the same cores, the time over the in-process run is {listed} "
+            f"({f['bios']} bios, one run)")  # fmt: skip
 
 
 def run_time(record: dict) -> str:
     """The README's run-time line: a raw-text bio end to end on the CPU (the record's
-    machine and bios), through an LM server on the same cores where that is timed, and,
+    machine and bios), through the LM servers on the same cores where they are timed, and,
     where a GPU run is recorded, bios a minute on that card."""
     line = _cpu_line(record)
-    server_path = RESULTS / f"{SERVER_SPEED}.json"
-    if server_path.exists():
+    server_path = next((p for p in (RESULTS / f"{n}.json" for n in (SERVERS_SPEED, SERVER_SPEED))
+                        if p.exists()), None)  # fmt: skip
+    if server_path is not None:
         line += _server_part(read_results(server_path))
     gpu_path = RESULTS / f"{GPU_SPEED}.json"
     if gpu_path.exists():
@@ -152,7 +170,7 @@ def run_time(record: dict) -> str:
         model = Path(gpu["data"].get("lm", "")).name.removesuffix(".gguf") or "its model"
         line += (f"; on one {card}, {gpu['figures']['bios_per_minute']:.1f} bios a minute "
                  f"with {model} ({gpu['figures']['bios']} bios)")  # fmt: skip
-    parts = [p for p in (server_path, gpu_path) if p.exists()]
+    parts = [p for p in (server_path, gpu_path) if p is not None and p.exists()]
     sources = ", ".join([f"{SPEED}.json", *(f"scripts/results/{p.name}" for p in parts)])
     return GENERATED.format(sources) + "\n\n" + line + ". [Speed](docs/guide/speed.md).\n"
 
