@@ -214,8 +214,8 @@ def list_suites(names: list[str]) -> None:
               f"{len(suite.slices)} slice(s), {len(suite.cells)} records)")  # fmt: skip
         for cell in suite.cells:
             record = record_of(cell.record)
-            how = "archived" if code_left(record) else "recorded"
-            how = "replayed" if record.get("replay") else how
+            how = ("replayed" if record.get("replay")
+                   else "archived" if code_left(record) else "recorded")  # fmt: skip
             print(f"  {cell.record} [{record.get('status', 'current')}, {how}]: "
                   f"{cell.condition} × {cell.slice}")  # fmt: skip
 
@@ -226,8 +226,9 @@ def run_cell(suite: Suite, cell: Cell, index: Path, data: Path | None) -> bool:
 
     module, argv = module_argv(suite.command(cell))
     record = record_of(cell.record)
-    if code_left(record):
-        print(f"archived {cell.record}: its code left the tree ({code_left(record)})")
+    left = code_left(record)
+    if left:
+        print(f"archived {cell.record}: its code left the tree ({left})")
         return True
     demo = demo_index(DEMO_INDEX) if any("{demo_index}" in a for a in argv) else None
     with tempfile.TemporaryDirectory(prefix="fscore-suite-") as folder:

@@ -7,12 +7,13 @@ from __future__ import annotations
 import pytest
 
 from docs.generate import contradictions_doc as doc
+from docs.generate.markdown import read_record
 
 
 def test_the_guides_block_is_the_records():
-    vetoes = doc._read(doc.SOURCES[0])
+    vetoes = read_record(doc.SOURCES[0])
     assert vetoes is not None, "scripts/results/veto-precision-98.json (bench_veto_precision)"
-    block = doc.veto_block(vetoes, doc._read(doc.SOURCES[1]))
+    block = doc.veto_block(vetoes, read_record(doc.SOURCES[1]))
     assert f"<!-- {doc.NAME} -->\n{block}<!-- /" in doc.GUIDE.read_text("utf-8")
     f = vetoes["figures"]
     for kind in ("number", "year", "all"):

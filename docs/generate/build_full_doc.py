@@ -10,9 +10,7 @@ rewrites it.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from pathlib import Path
 
 from scripts.common import RESULTS, ROOT
@@ -80,8 +78,10 @@ def page_tables(figures: dict) -> str:
 
 
 def _read(name: str) -> dict:
-    path = RESULTS / f"{name}.json"
-    return json.loads(path.read_text("utf-8"))["figures"] if path.exists() else {}
+    """A record's figures ({} where it is not recorded)."""
+    from docs.generate.markdown import read_record
+
+    return (read_record(name) or {}).get("figures", {})
 
 
 def guide_block(record: dict) -> str:
@@ -190,22 +190,12 @@ def _lookups(record: dict, small: str, big: str) -> str:
     )
 
 
-def _pattern(name: str) -> re.Pattern:
-    return re.compile(rf"(<!-- {name} -->\n)(.*?)(<!-- /{name} -->)", re.DOTALL)
-
-
 def splice_guide(guide: Path = GUIDE) -> bool:
     """Writes the generated block into the guide (when both exist); True when it changed."""
+    from docs.generate.markdown import splice_blocks
+    from scripts.common import read_results
+
     path = RESULTS / f"{NAME}.json"
     if not (path.exists() and guide.exists()):
         return False
-    from scripts.common import read_results
-
-    text = guide.read_text("utf-8")
-    if not _pattern(NAME).search(text):
-        raise ValueError(f"{guide} has no '<!-- {NAME} -->' ... '<!-- /{NAME} -->' block")
-    block = guide_block(read_results(path))
-    new = _pattern(NAME).sub(lambda m: m.group(1) + block + m.group(3), text, count=1)
-    if new != text:
-        guide.write_text(new, "utf-8")
-    return new != text
+    return splice_blocks(guide, {NAME: guide_block(read_results(path))})

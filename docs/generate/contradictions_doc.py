@@ -7,21 +7,14 @@ forms). ``python -m docs.generate`` rewrites it.
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
-from docs.generate.markdown import md_table
-from scripts.common import RESULTS, ROOT
+from docs.generate.markdown import md_table, read_record, splice_blocks
+from scripts.common import ROOT
 
 NAME = "veto-precision"
 GUIDE = ROOT / "docs" / "guide" / "contradictions.md"
 SOURCES = ("veto-precision-98", "true-forms-98")
-
-
-def _read(name: str) -> dict | None:
-    path = RESULTS / f"{name}.json"
-    return json.loads(path.read_text("utf-8")) if path.exists() else None
 
 
 def _pct(value) -> str:
@@ -72,10 +65,6 @@ def veto_block(vetoes: dict, forms: dict | None) -> str:
     return "\n\n".join(lines) + "\n"
 
 
-def _pattern() -> re.Pattern:
-    return re.compile(rf"(<!-- {NAME} -->\n)(.*?)(<!-- /{NAME} -->)", re.DOTALL)
-
-
 def splice_guide(guide: Path = GUIDE) -> bool:
     """Writes the generated block into the guide (when it and the veto record exist);
     True when it changed.
@@ -83,14 +72,7 @@ def splice_guide(guide: Path = GUIDE) -> bool:
     Raises:
         ValueError: the guide has no block to write into.
     """
-    vetoes = _read(SOURCES[0])
+    vetoes = read_record(SOURCES[0])
     if vetoes is None or not guide.exists():
         return False
-    text = guide.read_text("utf-8")
-    if not _pattern().search(text):
-        raise ValueError(f"{guide} has no '<!-- {NAME} -->' ... '<!-- /{NAME} -->' block")
-    block = veto_block(vetoes, _read(SOURCES[1]))
-    new = _pattern().sub(lambda m: m.group(1) + block + m.group(3), text, count=1)
-    if new != text:
-        guide.write_text(new, "utf-8")
-    return new != text
+    return splice_blocks(guide, {NAME: veto_block(vetoes, read_record(SOURCES[1]))})

@@ -7,22 +7,16 @@ rewrites it.
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
-from scripts.common import RESULTS, ROOT
+from docs.generate.markdown import read_record, splice_blocks
+from scripts.common import ROOT
 
 NAME = "calibration-cost"
 GUIDE = ROOT / "docs" / "guide" / "other-lm.md"
 SOURCES = ("tables-98-cost", "gpu-check")
 FULL_TOPICS = 183  # the bios of each of FActScore's labeled files (paper, section 3.3)
 PASS = "runs/the main verification pass (page evidence, lm-joint NP)"
-
-
-def _read(name: str) -> dict | None:
-    path = RESULTS / f"{name}.json"
-    return json.loads(path.read_text("utf-8")) if path.exists() else None
 
 
 def cost_block(cost: dict, gpu: dict | None) -> str:
@@ -57,10 +51,6 @@ def cost_block(cost: dict, gpu: dict | None) -> str:
     return "\n\n".join(lines) + "\n"
 
 
-def _pattern() -> re.Pattern:
-    return re.compile(rf"(<!-- {NAME} -->\n)(.*?)(<!-- /{NAME} -->)", re.DOTALL)
-
-
 def splice_guide(guide: Path = GUIDE) -> bool:
     """Writes the generated block into the guide (when it and the cost record exist); True
     when it changed.
@@ -68,14 +58,7 @@ def splice_guide(guide: Path = GUIDE) -> bool:
     Raises:
         ValueError: the guide has no block to write into.
     """
-    cost = _read(SOURCES[0])
+    cost = read_record(SOURCES[0])
     if cost is None or not guide.exists():
         return False
-    text = guide.read_text("utf-8")
-    if not _pattern().search(text):
-        raise ValueError(f"{guide} has no '<!-- {NAME} -->' ... '<!-- /{NAME} -->' block")
-    block = cost_block(cost, _read(SOURCES[1]))
-    new = _pattern().sub(lambda m: m.group(1) + block + m.group(3), text, count=1)
-    if new != text:
-        guide.write_text(new, "utf-8")
-    return new != text
+    return splice_blocks(guide, {NAME: cost_block(cost, read_record(SOURCES[1]))})

@@ -8,21 +8,15 @@ through each server on the same cores, in one run, and the advice that follows f
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
-from scripts.common import RESULTS, ROOT
+from docs.generate.markdown import read_record, splice_blocks
+from scripts.common import ROOT
 
 NAME = "vllm-agreement"
 SPEED = "speed-servers"
 GUIDE = ROOT / "docs" / "guide" / "servers.md"
 DTYPES = ("float32", "bfloat16")
-
-
-def _read(name: str) -> dict | None:
-    path = RESULTS / f"{name}.json"
-    return json.loads(path.read_text("utf-8")) if path.exists() else None
 
 
 def best_dtype(record: dict) -> str:
@@ -138,10 +132,6 @@ def speed_advice(f: dict, served: list[str]) -> str:
     return " ".join(out)
 
 
-def _pattern(name: str = NAME) -> re.Pattern:
-    return re.compile(rf"(<!-- {name} -->\n)(.*?)(<!-- /{name} -->)", re.DOTALL)
-
-
 def splice_guide(guide: Path = GUIDE) -> bool:
     """Writes the generated blocks into the guide (each where its record exists); True when
     it changed.
@@ -151,15 +141,7 @@ def splice_guide(guide: Path = GUIDE) -> bool:
     """
     if not guide.exists():
         return False
-    text = new = guide.read_text("utf-8")
-    for name, block in ((NAME, agreement_block), (SPEED, speed_block)):
-        record = _read(name)
-        if record is None:
-            continue
-        if not _pattern(name).search(new):
-            raise ValueError(f"{guide} has no '<!-- {name} -->' ... '<!-- /{name} -->' block")
-        new = _pattern(name).sub(lambda m, r=record, b=block: m.group(1) + b(r) + m.group(3),
-                                 new, count=1)  # fmt: skip
-    if new != text:
-        guide.write_text(new, "utf-8")
-    return new != text
+    makers = {NAME: agreement_block, SPEED: speed_block}
+    records = {name: read_record(name) for name in makers}
+    blocks = {name: makers[name](r) for name, r in records.items() if r is not None}
+    return splice_blocks(guide, blocks) if blocks else False
