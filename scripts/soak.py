@@ -152,7 +152,8 @@ def ray_run(index: Path, bios: Path, cache: Path, out: Path) -> dict:
     from factscore_local.config import build_config
     from factscore_local.distributed import evaluate_with_ray
     from factscore_local.distributed.cluster import ray_session
-    from factscore_local.distributed.ray_eval import journal_path, worker_name
+    from factscore_local.distributed.journal import journal_path
+    from factscore_local.distributed.ray_eval import worker_name
     from factscore_local.model_store import SMALL_LM
     from factscore_local.pipeline.records.inputs import read_bios
 

@@ -33,12 +33,8 @@ from factscore_local.distributed import (  # noqa: E402 - after the skip when Ra
     evaluate_with_ray,
 )
 from factscore_local.distributed.cluster import ray_session  # noqa: E402
-from factscore_local.distributed.ray_eval import (  # noqa: E402
-    JOURNAL_FORMAT,
-    _run_key,
-    journal_path,
-    worker_name,
-)
+from factscore_local.distributed.journal import JOURNAL_FORMAT, journal_path  # noqa: E402
+from factscore_local.distributed.ray_eval import _run_key, worker_name  # noqa: E402
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 # Four short dev bios (Joeri Adams, Eric Hacker, Craig Morton, Quintus Sosius Senecio), each
@@ -268,7 +264,8 @@ def test_workers_send_their_prompts_to_one_lm_server(local_ray, db_index, bios_f
     server = LlamaServer(installed_path(SMALL_LM), tmp_path / "server.log")
     server.start()
     try:
-        bios = list(read_bios(bios_file))
+        # two bios, one a worker: this server decodes one request at a time
+        bios = list(read_bios(bios_file))[:2]
         served = replace(config(db_index, tmp_path / "single.db"), lm=server.url,
                          verifier="retrieve-lm")  # fmt: skip
         Estimator(served).run(bios, tmp_path / "single.jsonl", progress=False)

@@ -5,13 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from factscore_local.pipeline.signals.slot_values import (
-    first_year,
-    last_year,
-    numbers,
-    read_values,
-    times,
-)
+from factscore_local.pipeline.signals.slot_intervals import first_year, last_year
+from factscore_local.pipeline.signals.slot_values import numbers, read_values, times
 
 
 def span(text: str) -> tuple[int, int]:

@@ -10,14 +10,13 @@ back to the driver, which writes them in input order: the same JSONL rows, and (
 Resuming. Workers read and write the run's result cache (``config.cache``: one SQLite file
 that the workers of one machine share; on a cluster, a path on a shared file system, or
 each node keeps its own). The driver also appends each finished row to a journal beside
-the output (``OUT.partial.jsonl``), keyed by its place in the input: a driver killed
-mid-run starts again from the journal without sending a finished bio out again, and a row
-is written once however many times a crashed worker's bios were retried.
+the output (``OUT.partial.jsonl``: ``journal.py``), keyed by its place in the input: a
+driver killed mid-run starts again from the journal without sending a finished bio out
+again, and a row is written once however many times a crashed worker's bios were retried.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Sequence
@@ -40,11 +39,9 @@ from factscore_local.distributed.cluster import (
     start_actors,
     worker_device,
 )
+from factscore_local.distributed.journal import Journal, journal_path, read_journal, write_rows
 from factscore_local.pipeline.records.inputs import Bio
 from factscore_local.pipeline.records.rows import BioRow
-
-JOURNAL_FORMAT = "factscore-local ray journal 1"
-
 
 # Runs of this driver process so far: each run names its workers afresh (Ray frees the
 # name of a killed actor later, not at once).
@@ -60,11 +57,6 @@ def worker_name(kind: str, index: int) -> str:
 def next_run() -> None:
     """Starts a new run's worker names."""
     _RUNS["n"] += 1
-
-
-def journal_path(out: Path) -> Path:
-    """Where the rows of an unfinished Ray run of the output ``out`` are kept."""
-    return out.with_name(out.name + ".partial.jsonl")
 
 
 class EvalWorker:
@@ -176,68 +168,6 @@ def _run_key(config: EvalConfig, bios: Sequence[Bio]) -> str:
     return key_of(settings, [(b.source, b.line, b.topic, b.output, b.error) for b in bios])
 
 
-def read_journal(path: Path, run_key: str, bios: Sequence[Bio]) -> dict[int, BioRow]:
-    """The finished rows of an interrupted run of the same settings and input, by
-    position; empty when there is none (or it belongs to another run). A last line cut
-    short by a kill is ignored."""
-    if not path.is_file():
-        return {}
-    rows: dict[int, BioRow] = {}
-    with path.open(encoding="utf-8") as f:
-        try:
-            header = json.loads(f.readline() or "null")
-        except json.JSONDecodeError:
-            return {}
-        if not isinstance(header, dict) or header.get("format") != JOURNAL_FORMAT:
-            return {}
-        if header.get("run") != run_key:
-            return {}
-        for line in f:
-            try:
-                entry = json.loads(line)
-                position, row = int(entry["position"]), BioRow.from_json(entry["row"])
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                continue
-            if 0 <= position < len(bios) and row.line == bios[position].line:
-                rows.setdefault(position, row)
-    return rows
-
-
-class _Journal:
-    """Appends finished rows (one line each, flushed) to the journal of a run."""
-
-    def __init__(self, path: Path | None, run_key: str, kept: dict[int, BioRow]) -> None:
-        self.handle = None
-        if path is None:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.handle = path.open("w", encoding="utf-8")
-        self.handle.write(json.dumps({"format": JOURNAL_FORMAT, "run": run_key}) + "\n")
-        for position in sorted(kept):
-            self.add(position, kept[position])
-        self.handle.flush()
-
-    def add(self, position: int, row: BioRow) -> None:
-        if self.handle is not None:
-            entry = {"position": position, "row": row.to_json()}
-            self.handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
-            self.handle.flush()
-
-    def close(self) -> None:
-        if self.handle is not None:
-            self.handle.close()
-
-
-def _write_rows(out: Path, rows: Sequence[BioRow]) -> None:
-    """The output file, whole, in input order (written aside, then renamed)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
-    tmp.replace(out)
-
-
 def _fingerprint_here(config: EvalConfig, device: str, cache) -> dict:
     """The run record's LM entry made on the driver, when no worker loaded the LM (every
     row came from the journal): the weights' digest, without loading them."""
@@ -343,7 +273,7 @@ def evaluate_with_ray(
     done = read_journal(journal_file, run_key, bios) if journal_file else {}
     resumed = len(done)
     groups = [g for g in group_by_topic(bios) if any(i not in done for i in g)]
-    journal = _Journal(journal_file, run_key, done)
+    journal = Journal(journal_file, run_key, done)
     hits = misses = 0
     pids: set[int] = set()
     infos: list[dict] = []
@@ -390,7 +320,7 @@ def evaluate_with_ray(
         journal.close()
     rows = [done[i] for i in range(len(bios))]
     if out is not None:
-        _write_rows(out, rows)
+        write_rows(out, rows)
         journal_file.unlink(missing_ok=True)
     cache = ResultCache(config.cache)
     cache.hits, cache.misses = hits, misses

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from factscore_local.pipeline.signals.place_frames import frame_stem, frames, sentence_frames
+from factscore_local.pipeline.signals.slot_intervals import stated_in
 from factscore_local.pipeline.signals.slot_roles import (
     BIRTH,
     DEATH,
@@ -25,7 +26,6 @@ from factscore_local.pipeline.signals.slot_roles import (
     page_roles,
     works_named,
 )
-from factscore_local.pipeline.signals.slot_values import stated_in
 from factscore_local.pipeline.signals.slots import (
     WEAK,
     fact_terms,

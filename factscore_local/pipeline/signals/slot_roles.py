@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from datetime import date
 
 from factscore_local.pipeline.signals.lexical import content_words
-from factscore_local.pipeline.signals.slot_values import Value, meets_any, stated_in, times, years
+from factscore_local.pipeline.signals.slot_intervals import Value, meets_any, stated_in, years
+from factscore_local.pipeline.signals.slot_values import times
 from factscore_local.pipeline.signals.vocabulary import NATIONALITIES
 
 # A year: four digits, not part of a longer number ("1,985" or "1985.5"); a comma after it

@@ -47,6 +47,7 @@ from factscore_local.pipeline.signals.place_frames import (
     place_frame_verdict,
     sentence_frames,
 )
+from factscore_local.pipeline.signals.slot_intervals import Value, stated_in
 from factscore_local.pipeline.signals.slot_roles import (
     SENTENCE_END,
     age_verdict,
@@ -55,7 +56,7 @@ from factscore_local.pipeline.signals.slot_roles import (
     page_roles,
     work_year_verdict,
 )
-from factscore_local.pipeline.signals.slot_values import Value, read_values, stated_in
+from factscore_local.pipeline.signals.slot_values import read_values
 from factscore_local.pipeline.signals.vocabulary import NATIONALITIES, OCCUPATIONS
 
 # A conflict with the role the page gives a value (the topic's life dates, a work's years,
@@ -90,7 +91,7 @@ def _listed(values: Sequence[str], text: str, case: bool, in_names: bool = True)
 
 def slots(text: str) -> dict[str, frozenset]:
     """The slot values of a text by type: times (``"year"``: years, decades, centuries,
-    ranges, dates, as ``slot_values.Value`` intervals), numbers (not years, not the days
+    ranges, dates, as ``slot_intervals.Value`` intervals), numbers (not years, not the days
     of dates; digits or words up to twelve, with their scale and unit), nationalities and
     occupations (lowercased, from the counterfactual probe's lists).
 
@@ -115,7 +116,7 @@ def value_text(value: Value | str) -> str:
 
 def stated(value: Value | str, found: frozenset) -> bool:
     """Whether ``found`` (values of the slot's type) states ``value``: an interval that
-    meets it (a span by its two ends: ``slot_values.stated_in``), or the same word."""
+    meets it (a span by its two ends: ``slot_intervals.stated_in``), or the same word."""
     return stated_in(value, found) if isinstance(value, Value) else value in found
 
 
