@@ -2,12 +2,12 @@
 
 The signal providers (``pipeline/signals/providers.py``) write per-fact *values* under
 the keys declared here (``SIGNAL_KEYS``; ``VALUE_KEYS`` the built-in ones): the margin, NP,
-the coverage, one flag per slot-check outcome, the rival lead, the state head's score and
-the random draw; a provider of a new signal declares its keys (``declare_signal``). A
-*feature* is a named function of those values; a rule (``rules.py``, declared in
-``data/rules.json``) weighs features and vetoes on them by name, and its fitted weights are
-stored by the same names, so reordering or renaming a feature cannot silently change a
-shipped rule.
+the coverage, one flag per slot-check outcome, the rival lead, the state head's score,
+the random draw and the candidates' lead; a provider of a new signal declares its keys
+(``declare_signal``). A *feature* is a named function of those values; a rule
+(``rules.py``, declared in ``data/rules.json``) weighs features and vetoes on them by name,
+and its fitted weights are stored by the same names, so reordering or renaming a feature
+cannot silently change a shipped rule.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ SIGNAL_KEYS: dict[str, tuple[str, ...]] = {
     "rivals": ("rivals",),
     "head": ("head",),
     "draw": ("draw",),
+    "candidates": ("candidates",),
 }
 SIGNALS = tuple(SIGNAL_KEYS)  # the built-in signals (a provider may declare more)
 VALUE_KEYS = tuple(key for keys in SIGNAL_KEYS.values() for key in keys)
@@ -108,6 +109,12 @@ _LIST = (
         "how far the margin of the fact's best rival exceeds its own",
     ),
     Feature("head", ("head",), lambda v: v["head"], "a state head's log-odds of supported"),
+    Feature(
+        "candidate_lead",
+        ("candidates",),
+        lambda v: v["candidates"],
+        "how far the margin of the best candidate for one of the fact's slots exceeds its own",
+    ),
 )
 FEATURES: dict[str, Feature] = {f.name: f for f in _LIST}
 BIAS = "bias"  # the name of a fitted rule's constant term among its weights

@@ -32,6 +32,7 @@ PASS_CAPABILITY: Mapping[str, str | None] = {
     "own_passages": None,
     "judged_margins": NEXT_TOKEN,
     "rivals": NEXT_TOKEN,
+    "candidates": NEXT_TOKEN,
     "no_context": NEXT_TOKEN,
     "statement_p": PROMPT_LOGPROBS,
     "states": HIDDEN_STATES,
@@ -40,6 +41,7 @@ PASS_CAPABILITY: Mapping[str, str | None] = {
 PASS_WHAT = {
     "judged_margins": "the margins of the verification pass",
     "rivals": "the rivals' margins",
+    "candidates": "the margins of the candidates for the facts' slots",
     "no_context": "the no-context margins",
     "statement_p": "NP read from the verification pass",
     "states": "the hidden states a state head reads",

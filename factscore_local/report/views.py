@@ -30,6 +30,10 @@ SIGNALS = (
     ("head", "head", "A probe on the LM's hidden state: its log-odds that the fact is "
      "supported (trained on human labels)."),
     ("draw", "draw", "The random baseline's coin, seeded by the fact: supported below 0.5."),
+    ("candidates", "candidate lead", "How far the margin of the best candidate for one of the "
+     "fact's values (another year, number, nationality, place, person or work the page "
+     "states near its terms, swapped in) exceeds the fact's own; above 0 the LM believes "
+     "the candidate more."),
 )  # fmt: skip
 HINTS = {key: hint for key, _, hint in SIGNALS}
 
@@ -62,7 +66,7 @@ def _cell(fact: FactResult, key: str) -> tuple[str, str]:
     value = fact.values.get(key)
     if value is None:
         return "", ""
-    text = f"{value:+.2f}" if key in ("margin", "rivals", "head") else f"{value:.2f}"
+    text = f"{value:+.2f}" if key in ("margin", "rivals", "head", "candidates") else f"{value:.2f}"
     return text, f"{key} {text}"
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from factscore_local.config import EvalConfig
 from factscore_local.pipeline.components import Components
 from factscore_local.pipeline.records.rows import Evidence
+from factscore_local.pipeline.signals.candidates import candidate_facts
 from factscore_local.pipeline.signals.passes import (
     NO_RIVALS,
     JudgedPass,
@@ -32,6 +33,7 @@ from factscore_local.pipeline.signals.passes import (
     rival_queries,
 )
 from factscore_local.pipeline.signals.query import FactQuery
+from factscore_local.pipeline.signals.rivals import rival_facts
 
 # What a provider may declare it needs (``Provider.needs``).
 NEEDS = {
@@ -39,6 +41,7 @@ NEEDS = {
     "judged_margins": "the Retrieve→LM pass's margins",
     "statement_p": "the Retrieve→LM pass's probabilities of the statements' tokens",
     "rivals": "the facts' rivals, judged in the same Retrieve→LM pass as the facts",
+    "candidates": "the candidates for the facts' slots, judged in the same pass as the facts",
     "no_context": "the no-context pass's margins",
     "states": "the hidden states of the margin's verdicts (the margin's own pass)",
     "np_scorer": "the NP scorer's pass on its own BM25 passages",
@@ -89,26 +92,39 @@ class SignalContext:
         """The facts' rivals as queries of their own (none unless ``rivals`` is needed)."""
         if "rivals" not in self.needs:
             return NO_RIVALS
-        rivals, owners = rival_queries(self.queries, self.own_hits)
+        return self._as_queries(rival_facts)
+
+    @cached_property
+    def candidates(self) -> Rivals:
+        """The candidates for the facts' slots as queries of their own (``candidates.py``;
+        none unless ``candidates`` is needed)."""
+        if "candidates" not in self.needs:
+            return NO_RIVALS
+        return self._as_queries(candidate_facts)
+
+    def _as_queries(self, finder) -> Rivals:
+        rivals, owners = rival_queries(self.queries, self.own_hits, finder)
         hits = own_passages(rivals, self.parts, self.config.k, self.config.retrieval)
         return Rivals(rivals, owners, hits)
 
     @cached_property
-    def _judged(self) -> tuple[JudgedPass, JudgedPass]:
-        """The Retrieve→LM pass over the facts, then their rivals, in one call; split."""
-        rivals = self.rivals
-        reads_margins = bool({"judged_margins", "rivals"} & self.needs) or (
+    def _judged(self) -> tuple[JudgedPass, JudgedPass, JudgedPass]:
+        """The Retrieve→LM pass over the facts, then their rivals, then their candidates, in
+        one call (a rival's prompt shares its fact's evidence); split in three."""
+        rivals, candidates = self.rivals, self.candidates
+        reads_margins = bool({"judged_margins", "rivals", "candidates"} & self.needs) or (
             "states" in self.needs and self.margin_context != "none"
         )
         judged = judged_pass(
-            self.queries + rivals.queries,
-            self.own_hits + rivals.hits,
+            self.queries + rivals.queries + candidates.queries,
+            self.own_hits + rivals.hits + candidates.hits,
             self.parts,
             self.config,
             margin=reads_margins,
             joint_np="statement_p" in self.needs,
         )
-        return judged.split(len(self.queries))
+        facts, others = judged.split(len(self.queries))
+        return (facts, *others.split(len(rivals.queries)))
 
     @property
     def judged(self) -> JudgedPass:
@@ -119,6 +135,11 @@ class SignalContext:
     def rivals_judged(self) -> JudgedPass:
         """The rivals' rows of the same pass (``rivals.owners`` names each one's fact)."""
         return self._judged[1]
+
+    @property
+    def candidates_judged(self) -> JudgedPass:
+        """The candidates' rows of the same pass (``candidates.owners`` names their facts)."""
+        return self._judged[2]
 
     # --- the other passes -----------------------------------------------------------------
     @cached_property

@@ -72,14 +72,17 @@ class Rivals(NamedTuple):
 NO_RIVALS = Rivals([], [], [])
 
 
-def rival_queries(queries: list[FactQuery], hits: list) -> tuple[list[FactQuery], list[int]]:
-    """The rivals of each fact as queries of their own (``rivals.py``), from the sentences
-    of its own top-k passages (``hits``), and the index of the fact each one is a rival of.
-    A rival keeps its fact's group and sentence, so it is asked in the fact's own context."""
+def rival_queries(
+    queries: list[FactQuery], hits: list, finder=rival_facts
+) -> tuple[list[FactQuery], list[int]]:
+    """The rivals of each fact as queries of their own (``finder``: ``rivals.rival_facts``,
+    or ``candidates.candidate_facts``), from the sentences of its own top-k passages
+    (``hits``), and the index of the fact each one is a rival of. A rival keeps its fact's
+    group and sentence, so it is asked in the fact's own context."""
     out, owners = [], []
     for i, (q, fact_hits) in enumerate(zip(queries, hits, strict=True)):
         passages = [h.passage.clean_text for h in fact_hits]
-        for rival in rival_facts(q.atom, q.topic, passages) if q.topic else ():
+        for rival in finder(q.atom, q.topic, passages) if q.topic else ():
             out.append(q._replace(atom=rival.fact, tier=RIVAL_TIER))
             owners.append(i)
     return out, owners

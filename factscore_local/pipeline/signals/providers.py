@@ -85,6 +85,19 @@ class RivalLead(Provider):
         return {"rivals": np.asarray(lead)}
 
 
+class CandidateLead(Provider):
+    """How far the margin of the best candidate for one of the fact's slots exceeds its own
+    (0 when none does; ``candidates.py``)."""
+
+    name, writes = "candidates", ("candidates",)
+    needs = frozenset({"judged_margins", "candidates"})
+
+    def compute(self, context: SignalContext) -> Written:
+        lead = rival_lead(context.judged.margins, context.candidates_judged.margins,
+                          context.candidates.owners)  # fmt: skip
+        return {"candidates": np.asarray(lead)}
+
+
 class JointNP(Provider):
     """NP as the probability of the fact's tokens read from the Retrieve→LM pass itself."""
 
@@ -181,5 +194,5 @@ def providers_for(verifier: Verifier, config: EvalConfig) -> list[Provider]:
 
 
 for _provider in (RetrievedMargin(), NoContextMargin(), RivalLead(), JointNP(), ScorerNP(),
-                  Coverage(), SlotFlags(), Draw(), Head()):  # fmt: skip
+                  Coverage(), SlotFlags(), Draw(), Head(), CandidateLead()):  # fmt: skip
     register(_provider)

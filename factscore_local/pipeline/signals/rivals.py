@@ -83,7 +83,7 @@ def named_values(text: str) -> tuple[tuple[str, str, int, int], ...]:
 
 
 @lru_cache(maxsize=4096)
-def _sentences(passages: tuple[str, ...]) -> tuple[tuple[str, frozenset[str]], ...]:
+def sentences_of(passages: tuple[str, ...]) -> tuple[tuple[str, frozenset[str]], ...]:
     parts = (s.strip() for text in passages for s in SENTENCE_END.split(text))
     return tuple((s, frozenset(content_words(s))) for s in parts if s)
 
@@ -104,7 +104,7 @@ def rival_facts(fact: str, topic: str, passages: Sequence[str], limit: int = LIM
     slots = [s for s in named_values(fact) if not content_words(s[0]) & name]
     if not slots:
         return []
-    sentences = _sentences(tuple(passages))
+    sentences = sentences_of(tuple(passages))
     words = content_words(fact) - name
     rivals: list[Rival] = []
     seen: set[str] = set()
