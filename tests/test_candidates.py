@@ -65,3 +65,14 @@ def test_the_candidates_rule_is_planned_as_a_pass_of_margins():
     assert "candidates" in NEEDS and PASS_CAPABILITY["candidates"] == NEXT_TOKEN
     (provider,) = PROVIDERS["candidates"]
     assert provider.needs == {"judged_margins", "candidates"}
+
+
+def test_the_tables_with_candidates_read_every_signal_their_rules_weigh():
+    """``reproduce_tables --candidates``: one run of the reading rule gives every signal
+    that the cross-fitted rules weigh, the candidates' rules among them."""
+    from scripts.tables.main_tables import ALL_SIGNALS_RULE, CANDIDATE_RULES, FITTED_RULES
+
+    reader = set(get_verifier(ALL_SIGNALS_RULE).signals)
+    assert "candidates" in reader and "rivals" in reader
+    for rule in (*FITTED_RULES, *CANDIDATE_RULES):
+        assert set(get_verifier(rule).signals) <= reader, rule

@@ -54,6 +54,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="keep each page's evaluated evidence here: a run that changes only "
                     "what follows the evidence loads it instead of reading it")  # fmt: skip
     ap.add_argument("--objective", choices=["er", "f1"], default="er")
+    ap.add_argument("--candidates", action="store_true",
+                    help="also read the candidates for the facts' slots and cross-fit the rules "
+                    "that weigh them (issue 74): a tail per candidate")  # fmt: skip
     ap.add_argument("--skip", default="",
                     help="comma list of: tables, no-context; the names of the sections that "
                     "left the tree (np-lm, own, ablations, ablation-evidence, demos) are "

@@ -34,6 +34,10 @@ FITTED_RULES = (
     PLACE_VETO_RULE,
     RIVALS_RULE,
 )
+# With --candidates (issue 74, item 2): the rules that weigh the candidates' lead, and the
+# rule whose run reads every signal of them all.
+CANDIDATE_RULES = ("default+candidates", "default+rivals+candidates")
+ALL_SIGNALS_RULE = "default+rivals+candidates"
 
 
 def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list[BioRow]:
@@ -46,7 +50,11 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
     # are its decisions under different thresholds.
     # (Run as the rivals rule, unfitted: the ensemble's decisions, and every fact's
     # lexical coverage, slot check and rival lead recorded with its margin and NP.)
-    main_rows = run.rows("retrieve-lm+np", bios, verifier=RIVALS_RULE,
+    # With --candidates, as the rule that also reads the candidates' lead.
+    candidates = getattr(args, "candidates", False)
+    fitted_rules = FITTED_RULES + (CANDIDATE_RULES if candidates else ())
+    main_rows = run.rows("retrieve-lm+np", bios,
+                         verifier=ALL_SIGNALS_RULE if candidates else RIVALS_RULE,
                          np_model=args.np_model)  # fmt: skip
     # The no-context LM is a pass of its own (~0.3 s a fact): "--skip no-context" leaves it out.
     nc = None if "no-context" in args.skip else run.rows("no-context-lm", bios,
@@ -69,7 +77,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             args.np_model,
             run.page_size if name.startswith("retrieve-lm") else None,
             run.rows_dir,
-            halves=name in FITTED_RULES,
+            halves=name in fitted_rules,
         )
         for name, rows in (
             *([] if nc is None else [("no-context-lm", nc)]),
@@ -77,7 +85,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             ("retrieve-lm", main_rows),
             ("retrieve-lm+np", main_rows),
             ("retrieve-lm+np-fitted", main_rows),
-            *((rule, main_rows) for rule in FITTED_RULES),
+            *((rule, main_rows) for rule in fitted_rules),
         )
     }
     report["auc_coverage"] = auc(main_rows, "coverage")
@@ -87,7 +95,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             "retrieve-lm",
             "retrieve-lm+np",
             "retrieve-lm+np-fitted",
-            *FITTED_RULES,
+            *fitted_rules,
         )
     }
     print(f"## Tables 3 and 9 (first {args.topics} dev topics, model-atomic-facts for ER, "
