@@ -116,6 +116,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "topic half by what was fitted on the other (scripts.probe_heads): reads "
         "the verdicts' hidden states and the labeled bios' (seed their export)",
     )
+    ap.add_argument("--candidates", action="store_true",
+                    help="also read the candidates for the facts' slots (issue 74): the rules "
+                    "shipped for the LM that weigh them are compared too")  # fmt: skip
     ap.add_argument("--no-lm", action="store_true", help="make the pairs only (no verifier)")
     ap.add_argument("--pairs-out", type=Path, default=BENCH_OUT / "counterfactual-pairs.jsonl")
     ap.add_argument("--results", default="counterfactual-slice", help="results file name")
@@ -163,13 +166,17 @@ def make_pairs(args, watch):
 
 
 SIGNALS_RULE = RIVALS_RULE  # reads every signal the rules below do
+CANDIDATES_SIGNALS_RULE = "default+rivals+candidates"  # ... and the candidates' lead
 
 
-def shipped_rules(lm: str | None) -> dict[str, tuple[str, Thresholds]]:
+def shipped_rules(lm: str | None, candidates: bool = True) -> dict[str, tuple[str, Thresholds]]:
     """The rules compared: each fitted rule shipped for the LM, with its weights, and the
-    margin at 0."""
+    margin at 0; those that weigh the candidates' lead only with ``candidates`` (a run
+    that did not read them would decide them as if no candidate led)."""
     rules = {}
     for name in model_defaults(lm).get("rules", {}):
+        if not candidates and "candidates" in get_verifier(name).signals:
+            continue
         shipped = shipped_rule(lm, name)
         if "rule_weights" in shipped.settings:  # keyed by the names the records use
             weights = Thresholds(weights=shipped.settings["rule_weights"])
@@ -195,9 +202,10 @@ def verify(args, queries: list[tuple[str, str, str]], index: Path):
     }
     # the model's default verifier, by the name the records key its figures with
     default = legacy_name(build_config(settings).verifier)
-    config = build_config({**settings, "verifier": SIGNALS_RULE, "read_states": args.head})
+    reader = CANDIDATES_SIGNALS_RULE if args.candidates else SIGNALS_RULE
+    config = build_config({**settings, "verifier": reader, "read_states": args.head})
     estimator = Estimator(config)
-    log(TAG, f"signals of {SIGNALS_RULE}: {len(queries)} facts")
+    log(TAG, f"signals of {reader}: {len(queries)} facts")
     return default, estimator.verify(queries)
 
 
@@ -325,7 +333,7 @@ def main(argv: list[str] | None = None) -> None:
         checks = [(slot_check(p.original, texts(o), p.fact.topic),
                    slot_check(p.changed, texts(c), p.fact.topic))
                   for p, o, c in zip(pairs, originals, changed, strict=True)]  # fmt: skip
-    rules = shipped_rules(args.lm)
+    rules = shipped_rules(args.lm, args.candidates)
     report = {"verifiers": figures(pairs, originals, changed, checks, rules)}
     if {BASELINE_RULE, RIVALS_RULE, verifier} <= rules.keys():  # rules the sweeps read
         report["cuts"], report["allowance"] = cut_sweeps(
