@@ -105,7 +105,11 @@ def speed_block(record: dict) -> str:
         over = "1" if p == reference else f"{f[f'{p}/time_over_{reference}']:.2f}"
         lines.append(f"| {PATHS[p]} | {rule} | {f[f'{p}/seconds_per_bio']:.1f} "
                      f"| {f[f'{p}/bios_per_minute']:.2f} | {over} |")  # fmt: skip
-    return "\n".join(lines) + "\n\n" + speed_advice(f, [p for p in paths if p in servers]) + "\n"
+    served = [p for p in paths if p in servers]
+    if served:  # what served each path (vLLM's dtype among it)
+        lines += ["", "What served each server path:", ""]
+        lines += [f"- {PATHS[p]}: {servers[p].rsplit('; ', 1)[0]}" for p in served]
+    return "\n".join(lines) + "\n\n" + speed_advice(f, served) + "\n"
 
 
 def speed_advice(f: dict, served: list[str]) -> str:
