@@ -100,9 +100,10 @@ def test_bios_scheduled_together_give_the_rows_of_a_run_bio_by_bio(db_index, tmp
     assert len(bios) == 6
 
     def run(cache: Path, batch: int) -> tuple[list[dict], int, object]:
-        config = EvalConfig(
-            index=db_index, lm=SMALL_LM, cache=cache, batch_bios=batch, validate=False
-        )
+        # 1024-token blocks (the default's are 7000): a page is still cut into segments
+        # and weighed against a bio's union, at a fraction of the prefill
+        config = EvalConfig(index=db_index, lm=SMALL_LM, cache=cache, batch_bios=batch,
+                            validate=False, evidence_budget=1024)  # fmt: skip
         estimator = Estimator(config)
         calls = []
         verify = estimator.verify

@@ -394,10 +394,16 @@ def first_sentences(tmp_path: Path, n_bios: int = 2) -> Path:
     return out
 
 
+# Short evidence blocks (the default reads up to 7000 tokens of a page per block): the
+# server and the in-process run get the same prompts either way, at a fraction of the prefill.
+EVIDENCE_BUDGET = 1024
+
+
 def eval_command(index: Path, src: Path, lm: str, cache: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "factscore_local.cli", "eval", "--index", str(index),
             "--input", str(src), "--lm", lm, "--verifier", "retrieve-lm", "--cache",
-            str(cache), "--out", str(out), "--quiet", "--json"]  # fmt: skip
+            str(cache), "--out", str(out), "--quiet", "--json",
+            "--evidence-budget", str(EVIDENCE_BUDGET)]  # fmt: skip
 
 
 def run_eval(*args) -> tuple[dict, list[dict]]:

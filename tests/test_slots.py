@@ -24,7 +24,7 @@ from factscore_local.pipeline.signals.slots import (
     slot_flags,
     slot_signal,
 )
-from tests.conftest import SHARED, require, require_model
+from tests.conftest import ROOT, SHARED, require, require_model
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 SLOTS_RULE = "retrieve-lm+np+coverage+slots-fitted"
@@ -210,11 +210,15 @@ def test_the_default_rejects_a_false_nationality_and_place(xml_index, tmp_path):
     the slot check finds the conflict with Agassi's lead sentence ("an American ...",
     while "Canadian" occurs there only in "the Canadian Open"), and with the frame of
     Lincoln's lead ("a lawyer in Illinois"); the rule rejects both, while the true
-    statements are not in conflict and are accepted."""
+    statements are not in conflict and are accepted. The model results are replayed from a
+    recorded run of this test (``scripts/cache/slots-1.5b.jsonl.gz``, made with ``fscore
+    cache export``); a prompt that changed since is computed afresh."""
     from factscore_local.api import load_config
     from factscore_local.model_store import DEFAULT_LM
+    from factscore_local.runtime.cache import ResultCache
 
     require_model(DEFAULT_LM)
+    ResultCache(tmp_path / "c.db").import_file(ROOT / "scripts" / "cache" / "slots-1.5b.jsonl.gz")
     config = load_config(xml_index, cache=tmp_path / "c.db")
     assert config.verifier == "default" and len(config.rule_weights) == 7
     agassi = [("Andre Agassi", "Andre Agassi", f"Andre Agassi is {a} professional tennis player.")
