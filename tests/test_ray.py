@@ -252,7 +252,7 @@ def test_an_lm_server_that_does_not_answer_stops_the_run_before_any_worker(tmp_p
     assert not out.exists() and not journal_path(out).exists()
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # a minute: Ray's workers (tested above) and a server (test_vllm_server)
 def test_workers_send_their_prompts_to_one_lm_server(local_ray, db_index, bios_file, tmp_path):
     """``--engine ray --lm URL``: the workers load no model and score through the server,
     with the decisions the single process gets through the same server."""

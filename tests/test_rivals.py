@@ -72,13 +72,18 @@ def test_the_rivals_rule_weighs_the_lead():
 
 def test_the_rivals_signal_is_the_lead_of_the_rivals_judged_as_facts(db_index, tmp_path):
     """On a real bio with the small LM: each fact's recorded rival lead is what its rivals,
-    verified as facts of their own, give against its margin; a swapped place meets its
-    original as a rival."""
+    verified as facts of their own, give against its margin, and so is its candidates'
+    lead (``candidates.py``: its values swapped too), both read in one pass with the facts;
+    a swapped place meets its original as a rival."""
     from factscore_local.index.reader import KnowledgeSource
     from factscore_local.model_store import SMALL_LM
+    from factscore_local.pipeline.signals.candidates import candidate_facts
+    from scripts.tables.main_tables import ALL_SIGNALS_RULE
 
     require_model(SMALL_LM)
-    config = EvalConfig(index=db_index, lm=SMALL_LM, verifier=RIVALS_RULE, evidence="page",
+    assert {"rivals", "candidates"} <= set(get_verifier(ALL_SIGNALS_RULE).signals)
+    assert set(get_verifier(RIVALS_RULE).signals) <= set(get_verifier(ALL_SIGNALS_RULE).signals)
+    config = EvalConfig(index=db_index, lm=SMALL_LM, verifier=ALL_SIGNALS_RULE, evidence="page",
                         cache=tmp_path / "c.db")  # fmt: skip
     ks = KnowledgeSource(db_index)
 
@@ -105,3 +110,12 @@ def test_the_rivals_signal_is_the_lead_of_the_rivals_judged_as_facts(db_index, t
         judged = estimator.verify([(bio.topic, bio.topic, r.fact) for r in rivals])
         best = max(r.margin for r in judged)
         assert d.rivals == pytest.approx(max(0.0, best - d.margin), abs=2e-4)
+    candidates = 0
+    for d in results:
+        texts = [ks.passage(e.passage_id).clean_text for e in d.evidence]
+        facts = [c.fact for c in candidate_facts(d.atom, bio.topic, texts)]
+        candidates += len(facts)
+        judged = estimator.verify([(bio.topic, bio.topic, f) for f in facts])
+        best = max((r.margin for r in judged), default=float("-inf"))
+        assert d.values["candidates"] == pytest.approx(max(0.0, best - d.margin), abs=2e-4)
+    assert candidates > len(rivalled)  # values beside the names

@@ -10,7 +10,9 @@ import pytest
 from scripts.soak import soak
 from tests.conftest import SHARED, require_model
 
-pytestmark = pytest.mark.slow
+# heavy (a minute and more): the kill and resume of one run is tests/test_resume.py's, and
+# processes sharing a cache tests/test_cache.py's; the full soak writes its record
+pytestmark = pytest.mark.heavy
 
 
 def test_killed_and_shared_runs_give_the_reference_rows(db_index, tmp_path, monkeypatch):

@@ -23,7 +23,9 @@ from factscore_local.methods.factcheck.stance_head import (
 from factscore_local.pipeline.components import build_components
 from tests.conftest import SHARED, require, require_model
 
-pytestmark = pytest.mark.slow
+# heavy (a minute): the stance head is a research benchmark's (scripts/bench_stance_head.py);
+# Factcheck-Bench's own path runs in tests/test_factcheck.py
+pytestmark = pytest.mark.heavy
 STANCE = SHARED / "factcheck-bench" / "subtask3_claim_evidence_stance-dev.jsonl"
 N_PAIRS = 20  # 4 claims, every stance
 

@@ -220,7 +220,7 @@ def test_page_evidence_takes_the_segment_of_the_page_holding_most_of_the_top_k(x
     assert alone[0] == blocks[0]
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # the page read once: tests/test_lm_logprobs.py's, through VeriScore
 def test_page_evidence_is_read_once_for_claims_of_several_responses(tmp_path, xml_index):
     """Claims of different responses that land on one page segment share it: the LM reads
     it once, each verdict matches a fresh whole-prompt evaluation of the same segment, the

@@ -31,7 +31,7 @@ N_BIOS, N_SENTENCES = 2, 2  # 48 facts: the bios' own and the humans'
 # Short evidence blocks, in process and through vLLM alike: vLLM 0.32 reads no prefix cache
 # for a request that asks for its prompt's log-probabilities (NP), so each fact's block is
 # evaluated again, and the default's 7000-token blocks made most of the test's minutes.
-SHORT_BLOCKS = ("--evidence-budget", "1024")
+SHORT_BLOCKS = ("--evidence-budget", "512")
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +93,9 @@ def test_vllm_scores_as_in_process_with_np_and_a_killed_run_resumes(
     src = labeled_bios(tmp_path)
     url = vllm_server.url
     local, local_rows = run_eval(
-        eval_command(db_index, [src], SMALL_LM, tmp_path / "l.db", tmp_path / "l.jsonl",
-                     SHORT_BLOCKS)
+        eval_command(
+            db_index, [src], SMALL_LM, tmp_path / "l.db", tmp_path / "l.jsonl", SHORT_BLOCKS
+        )
     )
 
     # Through vLLM, killed once the first verdicts are cached: one line naming the URL. One

@@ -65,7 +65,7 @@ def xllamacpp_server(tmp_path_factory):
     server.kill()
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # a minute: CI's real server is vLLM's (tests/test_vllm_server.py)
 def test_llama_cpps_own_server_decides_every_fact(db_index, tmp_path, xllamacpp_server):
     from factscore_local.model_store import SMALL_LM, installed_path
 
