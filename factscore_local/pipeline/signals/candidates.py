@@ -78,6 +78,11 @@ def _written(slot: Slot, other: Slot) -> str | None:
     return other.text
 
 
+def _stands_in(value: str, text: str) -> bool:
+    """Whether ``value`` stands in ``text`` as a whole word ("3" does not stand in "13")."""
+    return re.search(rf"(?<![\w.,]){re.escape(value)}(?![\w]|[.,]\d)", text, re.I) is not None
+
+
 def _close_sentences(
     fact: str, slot: Slot, name: set[str], passages: Sequence[str]
 ) -> Iterator[str]:
@@ -118,7 +123,7 @@ def value_candidates(fact: str, topic: str, passages: Sequence[str],
                 if other.kind != slot.kind or _same(slot, other):
                     continue
                 written = _written(slot, other)
-                if not written or written.lower() in seen or written.lower() in fact.lower():
+                if not written or written.lower() in seen or _stands_in(written, fact):
                     continue
                 seen.add(written.lower())
                 replaced = fact[: slot.start] + written + fact[slot.end :]
