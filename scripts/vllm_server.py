@@ -81,7 +81,10 @@ class VllmServer(LoopbackServer):
                "--model", str(self.model), "--served-model-name", self.served_name,
                "--host", "127.0.0.1", "--port", str(self.port), "--dtype", self.dtype,
                "--max-model-len", "8192", "--max-logprobs", str(LOGPROBS),
-               "--enforce-eager", "--generation-config", "vllm"]  # fmt: skip
+               "--enforce-eager", "--generation-config", "vllm",
+               # the model in the engine's own process: one process fewer to start (and to
+               # import torch and vLLM in)
+               "--distributed-executor-backend", "uni"]  # fmt: skip
         if self.max_num_seqs:
             cmd += ["--max-num-seqs", str(self.max_num_seqs)]
         return cmd
