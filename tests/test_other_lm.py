@@ -110,7 +110,7 @@ def test_verifiers_names_the_shipped_rule_and_weights_eval_applies(tmp_path):
 # --- the page's example, end to end (slow) ------------------------------------------
 
 
-def _slice(out: Path, n_topics: int = 2, n_sentences: int = 1) -> list[str]:
+def _slice(out: Path, n_topics: int = 1, n_sentences: int = 1) -> list[str]:
     """The three labeled dev files cut to the first topics all three answered, each bio to
     its first sentences (written under FActScore's file names)."""
     files = {s: [json.loads(x) for x in require(DEV / f"{s}.jsonl").read_text("utf-8").splitlines()]
