@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from factscore_local.declarations.verifiers import (
+    ALL_SIGNALS_RULE,
     RIVALS_RULE,
     VALUE_KEYS,
     Thresholds,
@@ -166,7 +167,6 @@ def make_pairs(args, watch):
 
 
 SIGNALS_RULE = RIVALS_RULE  # reads every signal the rules below do
-CANDIDATES_SIGNALS_RULE = "default+rivals+candidates"  # ... and the candidates' lead
 
 
 def shipped_rules(lm: str | None, candidates: bool = True) -> dict[str, tuple[str, Thresholds]]:
@@ -202,7 +202,7 @@ def verify(args, queries: list[tuple[str, str, str]], index: Path):
     }
     # the model's default verifier, by the name the records key its figures with
     default = legacy_name(build_config(settings).verifier)
-    reader = CANDIDATES_SIGNALS_RULE if args.candidates else SIGNALS_RULE
+    reader = ALL_SIGNALS_RULE if args.candidates else SIGNALS_RULE
     config = build_config({**settings, "verifier": reader, "read_states": args.head})
     estimator = Estimator(config)
     log(TAG, f"signals of {reader}: {len(queries)} facts")

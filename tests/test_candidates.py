@@ -72,7 +72,8 @@ def test_the_candidates_rule_is_planned_as_a_pass_of_margins():
 def test_the_tables_with_candidates_read_every_signal_their_rules_weigh():
     """``reproduce_tables --candidates``: one run of the reading rule gives every signal
     that the cross-fitted rules weigh, the candidates' rules among them."""
-    from scripts.tables.main_tables import ALL_SIGNALS_RULE, CANDIDATE_RULES, FITTED_RULES
+    from factscore_local.declarations.verifiers import ALL_SIGNALS_RULE, CANDIDATE_RULES
+    from scripts.tables.main_tables import FITTED_RULES
 
     reader = set(get_verifier(ALL_SIGNALS_RULE).signals)
     assert "candidates" in reader and "rivals" in reader

@@ -75,10 +75,10 @@ def test_the_rivals_signal_is_the_lead_of_the_rivals_judged_as_facts(db_index, t
     verified as facts of their own, give against its margin, and so is its candidates'
     lead (``candidates.py``: its values swapped too), both read in one pass with the facts;
     a swapped place meets its original as a rival."""
+    from factscore_local.declarations.verifiers import ALL_SIGNALS_RULE
     from factscore_local.index.reader import KnowledgeSource
     from factscore_local.model_store import SMALL_LM
     from factscore_local.pipeline.signals.candidates import candidate_facts
-    from scripts.tables.main_tables import ALL_SIGNALS_RULE
 
     require_model(SMALL_LM)
     assert {"rivals", "candidates"} <= set(get_verifier(ALL_SIGNALS_RULE).signals)

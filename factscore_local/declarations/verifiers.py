@@ -269,6 +269,10 @@ SLOT_VETO_RULE = "retrieve-lm+np+coverage+slots+slot-veto-fitted"
 PLACE_VETO_RULE = "retrieve-lm+np+coverage+slots+number-year-place-veto-fitted"
 RIVALS_RULE = "retrieve-lm+np+coverage+slots+rivals+number-year-veto-fitted"
 HEAD_RULE = "retrieve-lm+np+coverage+slots+head+number-year-place-veto-fitted"
+# Issue 74's research rules that weigh the candidates' lead, and the one that reads every
+# signal of the rules the benchmarks compare (the rivals' and the candidates' leads).
+CANDIDATE_RULES = ("default+candidates", "default+rivals+candidates")
+ALL_SIGNALS_RULE = "default+rivals+candidates"
 RULE_FEATURES = get_verifier("paper-fitted").features
 COVERAGE_RULE_FEATURES = get_verifier("coverage").features
 SLOTS_RULE_FEATURES = get_verifier("slots").features

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from factscore_local.declarations.verifiers import (
+    ALL_SIGNALS_RULE,
+    CANDIDATE_RULES,
     NUMBER_VETO_RULE,
     NUMBER_YEAR_VETO_RULE,
     PLACE_VETO_RULE,
@@ -34,10 +36,6 @@ FITTED_RULES = (
     PLACE_VETO_RULE,
     RIVALS_RULE,
 )
-# With --candidates (issue 74, item 2): the rules that weigh the candidates' lead, and the
-# rule whose run reads every signal of them all.
-CANDIDATE_RULES = ("default+candidates", "default+rivals+candidates")
-ALL_SIGNALS_RULE = "default+rivals+candidates"
 
 
 def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list[BioRow]:
@@ -51,10 +49,9 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
     # (Run as the rivals rule, unfitted: the ensemble's decisions, and every fact's
     # lexical coverage, slot check and rival lead recorded with its margin and NP.)
     # With --candidates, as the rule that also reads the candidates' lead.
-    candidates = getattr(args, "candidates", False)
-    fitted_rules = FITTED_RULES + (CANDIDATE_RULES if candidates else ())
+    fitted_rules = FITTED_RULES + (CANDIDATE_RULES if args.candidates else ())
     main_rows = run.rows("retrieve-lm+np", bios,
-                         verifier=ALL_SIGNALS_RULE if candidates else RIVALS_RULE,
+                         verifier=ALL_SIGNALS_RULE if args.candidates else RIVALS_RULE,
                          np_model=args.np_model)  # fmt: skip
     # The no-context LM is a pass of its own (~0.3 s a fact): "--skip no-context" leaves it out.
     nc = None if "no-context" in args.skip else run.rows("no-context-lm", bios,

@@ -19,20 +19,22 @@ are no candidates: "1969" is no rival of "the late 1960s".
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from factscore_local.pipeline.signals.lexical import content_words
-from factscore_local.pipeline.signals.rivals import SLACK, Rival, rival_facts, sentences_of
+from factscore_local.pipeline.signals.rivals import (
+    Rival,
+    closest_sentences,
+    rival_facts,
+    sentences_of,
+)
 from factscore_local.pipeline.signals.slot_intervals import Value, first_year, last_year
+from factscore_local.pipeline.signals.slot_roles import DEMONYM_WORD
 from factscore_local.pipeline.signals.slot_values import read_values
-from factscore_local.pipeline.signals.vocabulary import NATIONALITIES
 
 VALUE_LIMIT = 3  # candidates of times, numbers and nationalities per fact, at most
 NAME_LIMIT = 3  # of places, people and works (``rivals.py``)
-_NATIONALITY = re.compile(
-    r"\b(" + "|".join(sorted(map(re.escape, NATIONALITIES), key=len, reverse=True)) + r")\b"
-)
 _BARE_YEAR = re.compile(r"\d{4}")
 
 
@@ -56,7 +58,7 @@ def value_slots(text: str) -> list[Slot]:
     """
     slots = [Slot(v.kind, v.start, v.end, v.text, v) for v in read_values(text)]
     slots += [Slot("nationality", m.start(), m.end(), m.group(), None)
-              for m in _NATIONALITY.finditer(text)]  # fmt: skip
+              for m in DEMONYM_WORD.finditer(text)]  # fmt: skip
     return sorted(slots, key=lambda s: s.start)
 
 
@@ -83,21 +85,6 @@ def _stands_in(value: str, text: str) -> bool:
     return re.search(rf"(?<![\w.,]){re.escape(value)}(?![\w]|[.,]\d)", text, re.I) is not None
 
 
-def _close_sentences(
-    fact: str, slot: Slot, name: set[str], passages: Sequence[str]
-) -> Iterator[str]:
-    """The passages' sentences that share the most content words with the fact beyond its
-    value and the topic's name (within ``SLACK`` of the closest), closest first."""
-    context = content_words(fact) - name - content_words(slot.text)
-    shared = [(len(context & words), s) for s, words in sentences_of(tuple(passages))]
-    best = max((n for n, _ in shared), default=0)
-    if best == 0:
-        return
-    for _, sentence in sorted((x for x in shared if x[0] >= max(1, best - SLACK)),
-                              key=lambda x: -x[0]):  # fmt: skip
-        yield sentence
-
-
 def value_candidates(fact: str, topic: str, passages: Sequence[str],
                      limit: int = VALUE_LIMIT) -> list[Rival]:  # fmt: skip
     """The fact with one of its times, numbers or nationalities replaced by another value of
@@ -113,12 +100,13 @@ def value_candidates(fact: str, topic: str, passages: Sequence[str],
         []
     """
     name = content_words(topic)
+    sentences, words = sentences_of(tuple(passages)), content_words(fact) - name
     out: list[Rival] = []
     seen: set[str] = set()
     for slot in value_slots(fact):
         if content_words(slot.text) & name:
             continue
-        for sentence in _close_sentences(fact, slot, name, passages):
+        for sentence in closest_sentences(words - content_words(slot.text), sentences):
             for other in value_slots(sentence):
                 if other.kind != slot.kind or _same(slot, other):
                     continue

@@ -88,6 +88,18 @@ def sentences_of(passages: tuple[str, ...]) -> tuple[tuple[str, frozenset[str]],
     return tuple((s, frozenset(content_words(s))) for s in parts if s)
 
 
+def closest_sentences(
+    context: set[str], sentences: tuple[tuple[str, frozenset[str]], ...]
+) -> list[str]:
+    """The sentences (``sentences_of``) that share the most of the ``context`` words, and
+    those within ``SLACK`` of them, closest first; none when no sentence shares a word."""
+    shared = [(len(context & words), s) for s, words in sentences]
+    best = max((n for n, _ in shared), default=0)
+    if best == 0:
+        return []
+    return [s for n, s in sorted(shared, key=lambda x: -x[0]) if n >= max(1, best - SLACK)]
+
+
 def rival_facts(fact: str, topic: str, passages: Sequence[str], limit: int = LIMIT) -> list[Rival]:
     """The fact's rivals: each named slot (not part of the topic's name) with another value
     of its kind from the passages' sentences that share the most content words with the
@@ -109,13 +121,7 @@ def rival_facts(fact: str, topic: str, passages: Sequence[str], limit: int = LIM
     rivals: list[Rival] = []
     seen: set[str] = set()
     for value, kind, start, end in slots:
-        context = words - content_words(value)
-        shared = [(len(context & s_words), s) for s, s_words in sentences]
-        best = max((n for n, _ in shared), default=0)
-        if best == 0:
-            continue
-        close = sorted((x for x in shared if x[0] >= max(1, best - SLACK)), key=lambda x: -x[0])
-        for _, sentence in close:
+        for sentence in closest_sentences(words - content_words(value), sentences):
             for other, other_kind, *_ in named_values(sentence):
                 key = other.lower()
                 if (other_kind != kind or key in seen or key in fact.lower()

@@ -54,7 +54,7 @@ _QUOTED = re.compile(r'"([^"]{2,80})"')
 _YEAR_AFTER = re.compile(r"\s*\(([^()]{0,25})\)")  # "Title" (2003) or (2006–2007)
 _YEAR_BEFORE = re.compile(rf"({YEAR.pattern})(?:'s|\s*[-–])\s*$")  # 2002's "Title", 2002 - "Title"
 _DEMONYM = "|".join(sorted(map(re.escape, NATIONALITIES), key=len, reverse=True))
-_DEMONYM_WORD = re.compile(rf"(?<!\w)(?:{_DEMONYM})(?!\w)")
+DEMONYM_WORD = re.compile(rf"(?<!\w)(?:{_DEMONYM})(?!\w)")
 # "X is a German actress", "He was an Irish ...": the nationality a fact gives its subject.
 _SAID_NATIONALITY = re.compile(rf"\b(?:is|was)\s+(?:an?\s+)?(?:former\s+)?({_DEMONYM})(?!\w)")
 _LEAD_WORDS = 6  # words after the lead's "is"/"was" that hold the nationality
@@ -327,7 +327,7 @@ def _lead_nationalities(leads: list[tuple[str, str]]) -> frozenset[str] | None:
         if not verb:
             continue
         predicate = " ".join(sentence[len(name) + verb.end() :].split()[:_LEAD_WORDS])
-        found = frozenset(d.lower() for d in _DEMONYM_WORD.findall(predicate))
+        found = frozenset(d.lower() for d in DEMONYM_WORD.findall(predicate))
         if found:
             return found
     return None
