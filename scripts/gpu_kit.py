@@ -12,8 +12,16 @@ the study.
 
 ``make`` writes ``.gpu/`` (git-ignored: ``.git/info/exclude``): ``all/pNN`` (the parts),
 ``kit.sha`` (the tar's sha256) and ``calls.json``, one entry per device call: the part it
-carries and the command it runs. ``plan`` prints them, and says whether the tracked
-working tree leaves room for a part: every call sends the tree too.
+carries and the command it runs. ``plan`` prints them, and says whether what travels with
+every call (the tracked and untracked-not-ignored files) leaves room for a part.
+
+The replay caches of the figures of record (``scripts/cache``, about 90 MB) alone exceed
+what a call carries, and the GPU study reads none of them. ``leave`` takes them out of
+what travels for the time of the device calls (out of git's index, into
+``.git/info/exclude``; the files stay on disk) and ``back`` returns them:
+
+    python -m scripts.gpu_kit leave     # before the first call
+    python -m scripts.gpu_kit back      # after the last one: `git status` is clean again
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from pathlib import Path
 from scripts.common import ROOT
 
 CALL_LIMIT = 64 * 2**20  # what one device call may carry, the working tree included
-PART_SIZE = 48 * 2**20  # a part, leaving room for the tree's own files
+PART_SIZE = 56 * 2**20  # a part, leaving room for the tree's own files (after `leave`)
 KIT = ROOT / ".gpu"
 # What the GPU machine's image holds of what the project needs (the device tool's package
 # list), so that only the rest travels, as wheels for its Python 3.12, at the versions
@@ -45,6 +53,8 @@ DEVICE_HAS = {"numpy", "torch", "transformers", "tokenizers", "tiktoken", "jinja
               "colorama", "mpmath", "networkx", "sympy", "six", "wrapt", "annotated-doc",
               "kernels", "httpx2", "triton"}  # fmt: skip
 RECEIVE = "mkdir -p $HOME/kit && mv .gpu/parts/p* $HOME/kit/"
+# Tracked folders that stay on this machine during the device calls (see ``leave``).
+STAY = ("scripts/cache",)
 
 
 def split(path: Path, out: Path, size: int = PART_SIZE) -> list[Path]:
@@ -70,13 +80,45 @@ def join(parts: list[Path], out: Path) -> str:
     return digest.hexdigest()
 
 
-def tracked_size(root: Path = ROOT) -> int:
-    """Bytes of the tracked files: what every device call sends besides its carry."""
-    names = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True,
-                           check=True).stdout.split(b"\0")  # fmt: skip
-    return sum(
-        (root / n.decode()).stat().st_size for n in names if n and (root / n.decode()).is_file()
-    )
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                          check=True).stdout  # fmt: skip
+
+
+def travelling_size(root: Path = ROOT) -> int:
+    """Bytes of what every device call sends besides its carry: the tracked files and the
+    untracked ones git does not ignore."""
+    names = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    return sum((root / n).stat().st_size for n in names.split("\0") if n and (root / n).is_file())
+
+
+def _exclude_lines(root: Path) -> list[str]:
+    path = root / ".git" / "info" / "exclude"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def _write_exclude(root: Path, lines: list[str]) -> None:
+    path = root / ".git" / "info" / "exclude"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{line}\n" for line in lines))
+
+
+def leave(root: Path = ROOT, stay: tuple[str, ...] = STAY) -> int:
+    """Takes ``stay`` out of what a device call sends: out of git's index (the files stay
+    on disk) and ignored. Refuses where those folders have changes of their own, which
+    ``back`` could not tell from the removal. Returns the travelling size after."""
+    if git(root, "status", "--porcelain", "--", *stay).strip():
+        raise SystemExit(f"error: {', '.join(stay)} has uncommitted changes: commit them first")
+    git(root, "rm", "-r", "-q", "--cached", "--", *stay)
+    lines = _exclude_lines(root)
+    _write_exclude(root, lines + [f"/{p}/" for p in stay if f"/{p}/" not in lines])
+    return travelling_size(root)
+
+
+def back(root: Path = ROOT, stay: tuple[str, ...] = STAY) -> None:
+    """Undoes ``leave``: the folders are tracked again and no longer ignored."""
+    _write_exclude(root, [x for x in _exclude_lines(root) if x not in {f"/{p}/" for p in stay}])
+    git(root, "reset", "-q", "--", *stay)
 
 
 def needed_wheels(top: str = "factscore-local", extras: tuple[str, ...] = ("transformers",)):
@@ -158,12 +200,13 @@ def make(args: argparse.Namespace) -> dict:
 
 def show_plan(_: argparse.Namespace) -> dict:
     plan = json.loads((KIT / "calls.json").read_text())
-    tree = tracked_size()
+    tree = travelling_size()
     biggest = max((KIT / "all" / p).stat().st_size for p in plan["parts"])
     fits = tree + biggest <= CALL_LIMIT
     print(f"{len(plan['calls'])} device calls for {plan['lm']} (tar sha256 {plan['sha256'][:16]})")
-    print(f"tracked tree {tree / 2**20:.1f} MiB + a part {biggest / 2**20:.1f} MiB: "
-          + ("fits" if fits else f"over the {CALL_LIMIT // 2**20} MiB a call carries"))  # fmt: skip
+    print(f"working tree {tree / 2**20:.1f} MiB + a part {biggest / 2**20:.1f} MiB: "
+          + ("fits" if fits else f"over the {CALL_LIMIT // 2**20} MiB a call carries"
+             + " (python -m scripts.gpu_kit leave takes the replay caches out)"))  # fmt: skip
     for i, call in enumerate(plan["calls"]):
         print(f"  {i + 1}. mv .gpu/all/{call['part']} .gpu/parts/ ; run carry={call['carry']} "
               f"command={call['command']!r}")  # fmt: skip
@@ -177,8 +220,15 @@ def main(argv: list[str] | None = None) -> None:
     m.add_argument("--lm", default=None, help="an embedded model (default: the default 1.5B)")
     m.add_argument("--part-mib", type=int, default=PART_SIZE // 2**20)
     sub.add_parser("plan", help="print the calls, and whether the tree leaves room")
+    sub.add_parser("leave", help=f"take {', '.join(STAY)} out of what the calls send")
+    sub.add_parser("back", help="undo leave")
     args = parser.parse_args(argv)
-    (make if args.step == "make" else show_plan)(args)
+    if args.step == "leave":
+        print(f"what travels with each call: {leave() / 2**20:.1f} MiB")
+    elif args.step == "back":
+        back()
+    else:
+        (make if args.step == "make" else show_plan)(args)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,27 @@
 """The GPU kit's parts (scripts/gpu_kit.py): cut to fit a device call, joined back to the
-same bytes, one call a part, and the wheels the GPU machine lacks."""
+same bytes, one call a part, the wheels the GPU machine lacks, and the replay caches left
+out of what the calls send and returned after."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 
-from scripts.gpu_kit import CALL_LIMIT, DEVICE_HAS, PART_SIZE, calls, join, needed_wheels, split
+import pytest
+
+from scripts.gpu_kit import (
+    CALL_LIMIT,
+    DEVICE_HAS,
+    PART_SIZE,
+    back,
+    calls,
+    join,
+    leave,
+    needed_wheels,
+    split,
+    travelling_size,
+)
 
 
 def test_parts_fit_a_call_and_join_back_to_the_same_bytes(tmp_path):
@@ -35,3 +50,31 @@ def test_the_wheels_that_travel_are_what_the_gpu_machine_lacks():
     assert {"spacy", "gguf", "pysbd", "rank-bm25"} <= names
     assert not names & DEVICE_HAS and "torch" not in names
     assert all("==" in w for w in wheels)
+
+
+def _git(repo, *args):
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout  # fmt: skip
+
+
+def test_the_replay_caches_stay_home_for_the_calls_and_come_back(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "scripts" / "cache").mkdir(parents=True)
+    (repo / "scripts" / "cache" / "big.jsonl.gz").write_bytes(os.urandom(5000))
+    (repo / "scripts" / "run.py").write_text("print(1)\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
+    assert travelling_size(repo) == 5000 + 9
+    assert leave(repo) == 9  # only scripts/run.py travels
+    assert (repo / "scripts" / "cache" / "big.jsonl.gz").stat().st_size == 5000  # on disk
+    assert _git(repo, "ls-files") == "scripts/run.py\n"
+    back(repo)
+    assert _git(repo, "status", "--porcelain") == ""  # as before: tracked, nothing staged
+    assert "scripts/cache" not in (repo / ".git" / "info" / "exclude").read_text()
+    assert travelling_size(repo) == 5000 + 9
+    # a change of their own in the caches is refused (back could not tell it apart)
+    (repo / "scripts" / "cache" / "big.jsonl.gz").write_bytes(b"changed")
+    with pytest.raises(SystemExit, match="uncommitted changes"):
+        leave(repo)
+    assert _git(repo, "ls-files", "scripts/cache") == "scripts/cache/big.jsonl.gz\n"
