@@ -89,11 +89,30 @@ if [[ $INSTALL -eq 1 ]] && ! "$VENV/bin/python" -c "import llama_cpp" >/dev/null
     # a wheel cached by an earlier build with AMX on must not be reused
     PIP_NO_CACHE="--no-cache-dir"
   fi
-  echo "setup: compiling $LLAMA_REQ in the background (log: $LLAMA_LOG)" >&2
+  # The wheel built here is kept in the user's cache under a key of everything that went
+  # into it (the pin, the build options, this helper file, the compiler, the CPU's
+  # flags, Python): a second clone or a new environment on this machine installs it
+  # instead of compiling for minutes again, and a wheel built otherwise is never reused.
+  EFFECTIVE_CMAKE="${CMAKE_ARGS:-$DEFAULT_CMAKE_ARGS}"
+  LLAMA_KEY="$( {
+    echo "$LLAMA_REQ"
+    echo "${EFFECTIVE_CMAKE//$ROOT/.}"
+    sha256sum <"$ROOT/scripts/llama_without_common.cmake"
+    "$VENV/bin/python" -c 'import sys, sysconfig; print(sys.version, sysconfig.get_platform())'
+    { c++ --version 2>/dev/null || true; } | head -n 1
+    { grep -m 1 '^flags' /proc/cpuinfo 2>/dev/null || uname -m; }
+  } | sha256sum | cut -c1-16)"
+  KEPT="${FSCORE_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/factscore-local/wheels}/llama-$LLAMA_KEY"
   rm -rf "$WHEELS"
-  CMAKE_ARGS="${CMAKE_ARGS:-$DEFAULT_CMAKE_ARGS}" "$VENV/bin/pip" wheel -q --no-deps \
-    ${PIP_NO_CACHE:-} -w "$WHEELS" "$LLAMA_REQ" >"$LLAMA_LOG" 2>&1 &
-  LLAMA_PID=$!
+  if compgen -G "$KEPT/*.whl" >/dev/null; then
+    mkdir -p "$WHEELS" && cp "$KEPT"/*.whl "$WHEELS"/
+    echo "setup: $LLAMA_REQ from the wheel compiled earlier on this machine ($KEPT)" >&2
+  else
+    echo "setup: compiling $LLAMA_REQ in the background (log: $LLAMA_LOG)" >&2
+    CMAKE_ARGS="$EFFECTIVE_CMAKE" "$VENV/bin/pip" wheel -q --no-deps \
+      ${PIP_NO_CACHE:-} -w "$WHEELS" "$LLAMA_REQ" >"$LLAMA_LOG" 2>&1 &
+    LLAMA_PID=$!
+  fi
 fi
 # The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
 if ! "$VENV/bin/python" -c "import torch" >/dev/null 2>&1; then
@@ -127,6 +146,11 @@ if [[ $INSTALL -eq 1 ]]; then
       exit 1
     fi
     stage_done "llama-cpp-python compiled (waited for the rest of its build)"
+    # kept for the next setup (written beside, then renamed: a half-copied folder is never
+    # taken for a wheel; an unwritable cache only means the next setup compiles again)
+    if mkdir -p "$(dirname "$KEPT")" 2>/dev/null && PART="$(mktemp -d "$KEPT.part-XXXX" 2>/dev/null)"; then
+      { cp "$WHEELS"/*.whl "$PART"/ && mv -T "$PART" "$KEPT"; } 2>/dev/null || rm -rf "$PART"
+    fi
   fi
   # the wheel just built (or, when llama_cpp was there already, nothing to do)
   pip_install --find-links "$WHEELS" "$LLAMA_REQ"
