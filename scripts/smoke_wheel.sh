@@ -41,9 +41,10 @@ stage_done "wheel $(basename "$WHEEL")"
 
 # 2. A fresh environment with the wheel and the 'llama' extra: llama-cpp-python from the
 # wheel setup.sh compiled (kept in the venv; else pip's cache; a miss compiles it again).
+# No bytecode compile at install: the modules the run imports compile as they load.
 rm -rf "$WORK/venv"
 "$PY" -m venv "$WORK/venv"
-"$WORK/venv/bin/pip" install -q --find-links "$VENV/.llama-wheel" "$WHEEL[llama]"
+"$WORK/venv/bin/pip" install -q --no-compile --find-links "$VENV/.llama-wheel" "$WHEEL[llama]"
 stage_done "fresh environment"
 FSCORE="$WORK/venv/bin/fscore"
 # The installed package, not the checkout: nothing of the repository on the path.

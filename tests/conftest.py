@@ -27,6 +27,9 @@ DEV_DB = SHARED / "enwiki-20230401" / "enwiki-20230401-dev.db"
 # The suite's own process holds a model while the commands it starts load theirs: turn the
 # machine-wide turn-taking of model processes off (tests/test_core_slots.py tests it).
 os.environ.setdefault("FSCORE_MODEL_LOCK", "0")
+# A server that does not answer stops a run after 2 retries (1.5 s), not 5 (15.5 s): the
+# suite kills servers on purpose, and the retries' own behaviour is test_server_lm's.
+os.environ.setdefault("FSCORE_SERVER_RETRIES", "2")
 
 
 # CI sets FSCORE_REQUIRE_DATA=1 (.ci/run): there a missing file of ../shared/data fails the

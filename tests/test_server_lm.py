@@ -75,6 +75,19 @@ def quick(url: str, **kwargs) -> ServerClient:
 # --- the client's errors ---------------------------------------------------------------
 
 
+def test_the_retries_are_five_unless_the_environment_says_otherwise(monkeypatch):
+    from factscore_local.lm.server_client import RETRIES, RETRIES_VARIABLE
+
+    monkeypatch.delenv(RETRIES_VARIABLE, raising=False)
+    assert RETRIES == 5 and ServerClient("http://127.0.0.1:9/v1").retries == 5
+    monkeypatch.setenv(RETRIES_VARIABLE, "9")
+    assert ServerClient("http://127.0.0.1:9/v1").retries == 9
+    assert ServerClient("http://127.0.0.1:9/v1", retries=0).retries == 0  # an argument wins
+    monkeypatch.setenv(RETRIES_VARIABLE, "many")
+    with pytest.raises(ValueError, match=f"{RETRIES_VARIABLE}='many'"):
+        ServerClient("http://127.0.0.1:9/v1")
+
+
 def test_a_server_that_is_down_is_an_error_naming_its_url():
     url = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(ServerError, match=re.escape(url) + ".*cannot be reached.*3 tries"):

@@ -23,6 +23,9 @@ DEFAULT_CONCURRENCY = 8
 READ_TIMEOUT_S = 600.0
 CONNECT_TIMEOUT_S = 10.0
 RETRIES = 5  # after 0.5, 1, 2, 4 and 8 s: a server restarting has ~15 s to come back
+# How many retries a request makes (each waiting twice the last), where ~15 s is the wrong
+# wait: more for a server that takes longer to restart, fewer to fail fast.
+RETRIES_VARIABLE = "FSCORE_SERVER_RETRIES"
 BACKOFF_S = 0.5
 RETRY_STATUS = (429, 500, 502, 503, 504)
 # The API key some servers want (vLLM --api-key, llama-cpp-python --api_key), as the openai
@@ -33,6 +36,16 @@ API_KEY_VARIABLE = "OPENAI_API_KEY"
 def is_server_spec(spec: object) -> bool:
     """Whether an LM spec names a server (``http://HOST:PORT/v1``) rather than a model."""
     return isinstance(spec, str) and spec.startswith(SERVER_SCHEMES)
+
+
+def default_retries() -> int:
+    """The retries a request makes: ``FSCORE_SERVER_RETRIES`` where set, else 5."""
+    value = os.environ.get(RETRIES_VARIABLE, "").strip()
+    if not value:
+        return RETRIES
+    if not value.isdigit():
+        raise ValueError(f"{RETRIES_VARIABLE}={value!r}: expected a whole number of retries")
+    return int(value)
 
 
 class ServerError(ConnectionError):
@@ -52,7 +65,7 @@ class ServerClient:
         base_url: str,
         concurrency: int = DEFAULT_CONCURRENCY,
         timeout: float = READ_TIMEOUT_S,
-        retries: int = RETRIES,
+        retries: int | None = None,
         backoff: float = BACKOFF_S,
     ) -> None:
         import httpx
@@ -61,7 +74,8 @@ class ServerClient:
             raise ValueError("an LM server needs at least 1 request in flight")
         self.base = base_url.rstrip("/")
         self.root = self.base.removesuffix("/v1")
-        self.timeout, self.retries, self.backoff = timeout, retries, backoff
+        self.timeout, self.backoff = timeout, backoff
+        self.retries = default_retries() if retries is None else retries
         key = os.environ.get(API_KEY_VARIABLE)
         self._httpx = httpx
         self._http = httpx.Client(
