@@ -4,24 +4,16 @@ parts that each fit one device call.
 A device call carries the working tree and at most 64 MiB in all, and the machine has no
 network: the default 1.5B GGUF (1.1 GB), the wheels it lacks, the dev index's page store
 and the labeled dev files travel as one tar cut into parts, one part a call, each moved out
-of the checkout on arrival (``gpu_study.sh``); the last call carries the last part and runs
-the study.
+of the checkout on arrival; the last call carries the last part and runs the study.
 
     python -m scripts.gpu_kit make --lm qwen2.5-coder-1.5b-instruct-q4_k_m   # here
-    python -m scripts.gpu_kit plan                                           # the calls
+    python -m scripts.gpu_kit leave   # the replay caches (90 MB) stay home for the calls
+    python -m scripts.gpu_kit plan    # the calls, and whether each fits
+    python -m scripts.gpu_kit back    # after the last call: `git status` is clean again
 
-``make`` writes ``.gpu/`` (git-ignored: ``.git/info/exclude``): ``all/pNN`` (the parts),
-``kit.sha`` (the tar's sha256) and ``calls.json``, one entry per device call: the part it
-carries and the command it runs. ``plan`` prints them, and says whether what travels with
-every call (the tracked and untracked-not-ignored files) leaves room for a part.
-
-The replay caches of the figures of record (``scripts/cache``, about 90 MB) alone exceed
-what a call carries, and the GPU study reads none of them. ``leave`` takes them out of
-what travels for the time of the device calls (out of git's index, into
-``.git/info/exclude``; the files stay on disk) and ``back`` returns them:
-
-    python -m scripts.gpu_kit leave     # before the first call
-    python -m scripts.gpu_kit back      # after the last one: `git status` is clean again
+``make`` writes ``.gpu/`` (git-ignored): ``all/pNN`` (the parts), ``kit.sha`` and
+``calls.json`` (per call: its part and command). ``leave`` takes ``scripts/cache``, which
+no GPU step reads, out of git's index and ignores it (the files stay on disk).
 """
 
 from __future__ import annotations
@@ -69,17 +61,6 @@ def split(path: Path, out: Path, size: int = PART_SIZE) -> list[Path]:
     return parts
 
 
-def join(parts: list[Path], out: Path) -> str:
-    """Joins the parts in name order into ``out``; returns its sha256."""
-    digest = hashlib.sha256()
-    with out.open("wb") as target:
-        for part in sorted(parts, key=lambda p: p.name):
-            data = part.read_bytes()
-            digest.update(data)
-            target.write(data)
-    return digest.hexdigest()
-
-
 def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
                           check=True).stdout  # fmt: skip
@@ -92,32 +73,27 @@ def travelling_size(root: Path = ROOT) -> int:
     return sum((root / n).stat().st_size for n in names.split("\0") if n and (root / n).is_file())
 
 
-def _exclude_lines(root: Path) -> list[str]:
+def exclude(root: Path, add: list[str] = (), drop: list[str] = ()) -> None:
+    """Adds and drops lines of the checkout's ``.git/info/exclude``."""
     path = root / ".git" / "info" / "exclude"
-    return path.read_text().splitlines() if path.exists() else []
-
-
-def _write_exclude(root: Path, lines: list[str]) -> None:
-    path = root / ".git" / "info" / "exclude"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{line}\n" for line in lines))
+    lines = path.read_text().splitlines() if path.exists() else []
+    lines = [x for x in lines if x not in drop] + [x for x in add if x not in lines]
+    path.write_text("".join(f"{x}\n" for x in lines))
 
 
 def leave(root: Path = ROOT, stay: tuple[str, ...] = STAY) -> int:
-    """Takes ``stay`` out of what a device call sends: out of git's index (the files stay
-    on disk) and ignored. Refuses where those folders have changes of their own, which
-    ``back`` could not tell from the removal. Returns the travelling size after."""
+    """Takes ``stay`` out of what a device call sends (refused where it has changes of its
+    own, which ``back`` could not tell apart). Returns the size that travels then."""
     if git(root, "status", "--porcelain", "--", *stay).strip():
         raise SystemExit(f"error: {', '.join(stay)} has uncommitted changes: commit them first")
     git(root, "rm", "-r", "-q", "--cached", "--", *stay)
-    lines = _exclude_lines(root)
-    _write_exclude(root, lines + [f"/{p}/" for p in stay if f"/{p}/" not in lines])
+    exclude(root, add=[f"/{p}/" for p in stay])
     return travelling_size(root)
 
 
 def back(root: Path = ROOT, stay: tuple[str, ...] = STAY) -> None:
-    """Undoes ``leave``: the folders are tracked again and no longer ignored."""
-    _write_exclude(root, [x for x in _exclude_lines(root) if x not in {f"/{p}/" for p in stay}])
+    """Undoes ``leave``: ``stay`` is tracked again and no longer ignored."""
+    exclude(root, drop=[f"/{p}/" for p in stay])
     git(root, "reset", "-q", "--", *stay)
 
 
@@ -192,9 +168,7 @@ def make(args: argparse.Namespace) -> dict:
     plan = {"lm": model.name, "sha256": sha, "parts": [p.name for p in parts],
             "calls": calls([p.name for p in parts], study)}  # fmt: skip
     (KIT / "calls.json").write_text(json.dumps(plan, indent=1) + "\n")
-    exclude = ROOT / ".git" / "info" / "exclude"
-    if "/.gpu/" not in exclude.read_text():
-        exclude.write_text(exclude.read_text() + "/.gpu/\n")
+    exclude(ROOT, add=["/.gpu/"])
     return plan
 
 

@@ -1,19 +1,15 @@
 """The project's own decomposition of every dev bio, read from a cache of its generations
-with no model loaded (the 1.5B model's outputs in ``scripts/cache/own-decomp-98.jsonl.gz``).
+with no model loaded (the 1.5B model's outputs in ``scripts/cache/own-decomp-98.jsonl.gz``),
+for ``bench_fact_recall``.
 
-    python -m scripts.own_facts --cache bench-out/own-facts-cache.db \\
-        --seed-cache scripts/cache/own-decomp-98.jsonl.gz --out bench-out/own-facts.jsonl
-
-Each bio goes through the estimator's own steps (abstention, ``clean`` unless
-``--no-clean``, sentence split, decomposition, post-processing, fragment filter); a prompt
-whose generation is not in the cache is reported, not computed. One line per responding
-bio: subject, topic, and its (sentence, fact) pairs.
+Each bio goes through the estimator's own steps (abstention, ``clean`` unless the
+benchmark's ``--no-clean``, sentence split, decomposition, post-processing, fragment
+filter); a prompt whose generation is not in the cache is reported, not computed. One row
+per responding bio: subject, topic, and its (sentence, fact) pairs.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 from pathlib import Path
 
 from factscore_local.config import EvalConfig
@@ -25,9 +21,7 @@ from factscore_local.pipeline.decomposition.sentences import split_sentences
 from factscore_local.runtime.cache import ResultCache
 from factscore_local.runtime.weights import model_identity
 from factscore_local.studies import decomposer
-from scripts.caches import add_cache_options
-from scripts.caches import seed_cache as import_seeds
-from scripts.common import SUBJECTS, add_data_option, data_root, labeled_bios
+from scripts.common import labeled_bios
 
 
 class CacheOnlyLM:
@@ -78,26 +72,3 @@ def complete_own_facts(data: Path, cache_path: Path, clean: bool = True) -> list
             "files that hold them (the committed raw-text-98-part*.jsonl.gz for the cleaned) first"
         )
     return rows
-
-
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_cache_options(ap, Path("bench-out/own-facts-cache.db"))
-    add_data_option(ap)
-    ap.add_argument("--no-clean", action="store_true")
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args(argv)
-    import_seeds(args.cache, args.seed_cache, "own-facts")
-    rows, missing = own_facts(data_root(args.data), args.cache, not args.no_clean)
-    with args.out.open("w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-    n = {s: [len(r["facts"]) for r in rows if r["subject"] == s] for s in SUBJECTS}
-    print(
-        f"{len(rows)} responding bios, {missing} prompts not in the cache; facts per "
-        "response: " + ", ".join(f"{s} {sum(v) / max(len(v), 1):.1f}" for s, v in n.items())
-    )
-
-
-if __name__ == "__main__":
-    main()
