@@ -9,32 +9,31 @@ The first ``--topics`` dev topics in the tables' order, each with its three subj
 (raw text, no labels), scored by ``fscore eval`` with its defaults in a fresh process with
 an empty cache: every model result computed, the model's loading included. The paths:
 
-- ``batched``: in process, today's default (``--batch-bios``: the sentences of many bios
-  in one generation call, their facts in one verification call);
-- ``bio-by-bio``: in process, ``--batch-bios 1``;
-- ``server``: ``--lm URL`` against ``python -m llama_cpp.server`` with the same GGUF on the
-  same cores (loopback), ``--concurrency`` requests in flight, and the rule without NP
-  (llama-cpp-python's server gives no prompt log-probabilities of its own);
-- ``llama.cpp-server``: the same against llama.cpp's own server (the ``xllamacpp`` wheel,
-  ``scripts/xllamacpp_server.py``) with ``--concurrency`` parallel slots, continuously
-  batched; no prompt log-probabilities either, so the rule without NP;
-- ``vllm-8``, ``vllm-32``: ``--lm URL`` against vLLM's CPU build serving the GGUF's
-  export (``factscore_local.lm.export_hf``, float32; ``--vllm-dtype``) under the embedded
-  name, 8 or 32 requests in flight, the default rule with NP from its prompt_logprobs;
-- ``--before REV``: the package of an earlier commit (a git worktree of it) with its own
-  defaults: the "before" of a speed change.
+- ``batched``: in process, the default (``--batch-bios``: many bios' sentences in one
+  generation call, their facts in one verification call); ``bio-by-bio``: ``--batch-bios 1``;
+- ``server``, ``llama.cpp-server``: ``--lm URL`` against ``python -m llama_cpp.server``, or
+  llama.cpp's own server (``xllamacpp``, ``--concurrency`` slots, continuously batched),
+  with the same GGUF on the same cores, ``--concurrency`` requests in flight;
+- ``vllm-8``, ``vllm-32``: against vLLM's CPU build serving the GGUF's export
+  (``factscore_local.lm.export_hf``; ``--vllm-dtype``) under the embedded name, 8 or 32
+  requests in flight;
+- ``--before REV``: an earlier commit's package (in a git worktree), with its defaults.
 
-The paths run in turn, round after round (A B C A B C ...), so that a machine whose speed
-drifts slows them alike; each figure is the median over the rounds, and each path's ratio to
-the first is taken round by round. A server path's server starts before its run and is
-killed after it (neither timed): each run meets an empty server (no prompt cached from the
-run before), and no idle server holds memory or cores while another path runs.
+The servers run the rule without NP: llama.cpp's give no prompt log-probabilities, and vLLM
+reads no prefix cache for a request that asks for them, so each fact's evidence block would
+be read again (about 2 h a path here; ``vllm-agreement`` measures NP through vLLM). The
+paths run in turn, round after round (A B C A B C ...); each figure is the median over the
+rounds, each ratio to the first path taken round by round. A server starts before its run
+and is killed after it (neither timed): each run meets an empty server, and no idle server
+holds memory or cores. Each timed run is journaled (``bench-out/NAME.journal.jsonl``, keyed
+by the commit, the arguments and the bios): run again, it times only what is left.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import statistics
@@ -45,10 +44,12 @@ import time
 from pathlib import Path
 
 from scripts.common import (
+    BENCH_OUT,
     ROOT,
     Stopwatch,
     add_data_option,
     data_root,
+    git_commit,
     log,
     results_record,
     write_results,
@@ -59,10 +60,11 @@ from scripts.xllamacpp_server import XllamacppServer
 
 DEFAULT_PATHS = ("batched", "bio-by-bio", "server")
 PATHS = (*DEFAULT_PATHS, "llama.cpp-server", "vllm-8", "vllm-32")
-# what each server path decides with: llama.cpp's servers give no prompt log-probabilities
+# what each server path decides with: llama.cpp's servers give no prompt log-probabilities,
+# and vLLM's re-read each fact's block for them
 NO_NP = "--verifier retrieve-lm (the server gives no prompt log-probabilities: no NP)"
-WITH_NP = "the default rule, NP from vLLM's prompt_logprobs"
-RULES = {"server": NO_NP, "llama.cpp-server": NO_NP, "vllm-8": WITH_NP, "vllm-32": WITH_NP}
+VLLM = "--verifier retrieve-lm (NP from vLLM's prompt_logprobs reads no prefix cache)"
+RULES = {"server": NO_NP, "llama.cpp-server": NO_NP, "vllm-8": VLLM, "vllm-32": VLLM}
 
 
 def write_raw_bios(bios, out: Path) -> None:
@@ -100,38 +102,30 @@ def path_args(path: str, url: str | None, concurrency: int) -> list[str]:
     """The ``fscore eval`` options of a path, beside its input, index, cache and output.
 
     Example:
-        >>> path_args("vllm-32", "http://127.0.0.1:8000/v1", 8)
-        ['--lm', 'http://127.0.0.1:8000/v1', '--lm-concurrency', '32']
+        >>> path_args("vllm-32", "http://127.0.0.1:8000/v1", 8)[2:]
+        ['--verifier', 'retrieve-lm', '--lm-concurrency', '32']
         >>> path_args("llama.cpp-server", "URL", 8)[2:]
         ['--verifier', 'retrieve-lm', '--lm-concurrency', '8']
     """
     if path == "bio-by-bio":
         return ["--batch-bios", "1"]
-    if path in ("server", "llama.cpp-server"):
-        return ["--lm", url, "--verifier", "retrieve-lm", "--lm-concurrency", str(concurrency)]
-    if path.startswith("vllm-"):  # the requests in flight are in its name
-        return ["--lm", url, "--lm-concurrency", path.removeprefix("vllm-")]
+    if path in RULES:  # vLLM's requests in flight are in its name
+        flight = path.removeprefix("vllm-") if path.startswith("vllm-") else str(concurrency)
+        return ["--lm", url, "--verifier", "retrieve-lm", "--lm-concurrency", flight]
     return []
-
-
-def server_of(path: str, model: Path, export: Path | None, args, log: Path):
-    """The LM server a path runs against (None for an in-process path), not started."""
-    from factscore_local.model_store import DEFAULT_LM
-
-    if path == "server":
-        return LlamaServer(model, log)
-    if path == "llama.cpp-server":
-        return XllamacppServer(model, log, slots=args.concurrency)
-    if path.startswith("vllm-"):
-        return VllmServer(export, log, DEFAULT_LM, dtype=args.vllm_dtype)
-    return None
 
 
 @contextlib.contextmanager
 def serving(path: str, model: Path, export: Path | None, args, log_file: Path):
     """The path's LM server, started before its run and killed after (neither timed);
     None for an in-process path."""
-    server = server_of(path, model, export, args, log_file)
+    from factscore_local.model_store import DEFAULT_LM
+
+    server = (LlamaServer(model, log_file) if path == "server" else
+              XllamacppServer(model, log_file, slots=args.concurrency)
+              if path == "llama.cpp-server" else
+              VllmServer(export, log_file, DEFAULT_LM, dtype=args.vllm_dtype)
+              if path.startswith("vllm-") else None)  # fmt: skip
     if server is None:
         yield None
         return
@@ -144,10 +138,19 @@ def serving(path: str, model: Path, export: Path | None, args, log_file: Path):
         server.kill()
 
 
-def worktree(rev: str, where: Path) -> Path:
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(where), rev],
-                   check=True, capture_output=True)  # fmt: skip
-    return where
+def time_path(path: str, round_: int, tmp: Path, source: Path, before, model, export, args):
+    """One timed run of a path: its seconds, its facts and what served it."""
+    work = tmp / f"{path.split()[0]}-{round_}"
+    work.mkdir()
+    with serving(path, model, export, args, tmp / f"{path}.log") as server:
+        cmd = eval_command(args.index.resolve(), source, work,
+                           path_args(path, server and server.url, args.concurrency))  # fmt: skip
+        cwd = before if path.startswith("before") else ROOT
+        seconds = timed_run(cmd, cwd, tmp / "runs.log")
+    log("speed", f"round {round_ + 1} {path}: {seconds:.1f} s")
+    served = server and f"{server.describe()}; {RULES[path]}"
+    return {"path": path, "round": round_, "seconds": seconds, "server": served,
+            "facts": facts_of(work / "out.jsonl")}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,26 +190,31 @@ def main(argv: list[str] | None = None) -> int:
         source = tmp / "bios.jsonl"
         write_raw_bios(bios, source)
         paths = list(args.paths) + ([f"before {args.before}"] if args.before else [])
-        before = worktree(args.before, tmp / "before") if args.before else None
+        before = tmp / "before" if args.before else None
+        if before:  # the earlier commit's package, in a worktree of its own
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(before),
+                            args.before], check=True, capture_output=True)  # fmt: skip
         seconds: dict[str, list[float]] = {p: [] for p in paths}
         facts: dict[str, list[int]] = {p: [] for p in paths}
         servers: dict[str, str] = {}  # what served each server path, and its rule
+        journal = BENCH_OUT / f"{args.results or 'speed'}.journal.jsonl"
+        key = hashlib.sha256(json.dumps([git_commit(), argv, source.read_text("utf-8")])
+                             .encode()).hexdigest()[:16]  # fmt: skip
+        lines = journal.read_text("utf-8").splitlines() if journal.exists() else []
+        done = {(e["path"], e["round"]): e for e in map(json.loads, lines) if e["key"] == key}
         try:
             with watch("rounds"):
                 for round_ in range(args.rounds):
                     for path in paths:
-                        work = tmp / f"{path.split()[0]}-{round_}"
-                        work.mkdir()
-                        cwd = before if path.startswith("before") else ROOT
-                        with serving(path, model, export, args, tmp / f"{path}.log") as server:
-                            url = server.url if server else None
-                            if server is not None:
-                                servers[path] = f"{server.describe()}; {RULES[path]}"
-                            cmd = eval_command(args.index.resolve(), source, work,
-                                               path_args(path, url, args.concurrency))  # fmt: skip
-                            seconds[path].append(timed_run(cmd, cwd, tmp / "runs.log"))
-                        facts[path].append(facts_of(work / "out.jsonl"))
-                        log("speed", f"round {round_ + 1} {path}: {seconds[path][-1]:.1f} s")
+                        entry = done.get((path, round_))  # None: not timed by an earlier start
+                        if entry is None:
+                            entry = time_path(path, round_, tmp, source, before, model, export,
+                                              args)  # fmt: skip
+                            with journal.open("a", encoding="utf-8") as f:
+                                f.write(json.dumps({"key": key, **entry}) + "\n")
+                        seconds[path].append(entry["seconds"])
+                        facts[path].append(entry["facts"])
+                        servers.update({path: entry["server"]} if entry["server"] else {})
         finally:
             if before is not None:
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
@@ -233,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             "cache": "empty for every run (every model result computed)",
             "servers": servers or None,  # loopback, the same cores; started for each run
             "seconds_per_round": seconds,
+            "resumed": sorted({p for p, _ in done}) or None,  # timed by an earlier start
         }
         record = results_record(args.results, "scripts.bench_speed", argv, data, figures, watch)
         log("speed", f"wrote {write_results(record)}")

@@ -197,12 +197,9 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("leave", help=f"take {', '.join(STAY)} out of what the calls send")
     sub.add_parser("back", help="undo leave")
     args = parser.parse_args(argv)
-    if args.step == "leave":
-        print(f"what travels with each call: {leave() / 2**20:.1f} MiB")
-    elif args.step == "back":
-        back()
-    else:
-        (make if args.step == "make" else show_plan)(args)
+    steps = {"make": make, "plan": show_plan, "back": lambda _: back(),
+             "leave": lambda _: print(f"{leave() / 2**20:.1f} MiB travels a call")}  # fmt: skip
+    steps[args.step](args)
 
 
 if __name__ == "__main__":

@@ -357,3 +357,29 @@ def test_every_replayable_record_takes_the_checkers_options(capsys):
             importlib.import_module(module).main(["--help"])
         shown = capsys.readouterr().out
         assert "--results-out" in shown and "--data" in shown, module
+
+
+def test_the_speed_benchmark_resumes_from_its_journal(db_index, tmp_path, monkeypatch):
+    """A stopped speed run started again times only the paths its journal lacks, and the
+    journal is read only for the same commit, arguments and bios."""
+    from scripts import bench_speed
+
+    timed = []
+
+    def fake_time(path, round_, *_):
+        timed.append(path)
+        return {"path": path, "round": round_, "seconds": 10.0 + len(timed), "facts": 5,
+                "server": f"{path} server" if path == "server" else None}  # fmt: skip
+
+    monkeypatch.setattr(bench_speed, "BENCH_OUT", tmp_path)
+    monkeypatch.setattr(bench_speed, "time_path", fake_time)
+    argv = ["--index", str(db_index), "--topics", "1", "--rounds", "1", "--paths",
+            "batched", "server"]  # fmt: skip
+    journal = tmp_path / "speed.journal.jsonl"
+    journal.write_text(json.dumps({"key": "another run", "path": "batched", "round": 0}) + "\n")
+    assert bench_speed.main(argv) == 0 and timed == ["batched", "server"]
+    entries = [json.loads(line) for line in journal.read_text().splitlines()][1:]
+    assert [(e["path"], e["seconds"]) for e in entries] == [("batched", 11.0), ("server", 12.0)]
+    journal.write_text("\n".join(json.dumps(e) for e in entries[:1]) + "\n")  # stopped there
+    assert bench_speed.main(argv) == 0 and timed == ["batched", "server", "server"]
+    assert bench_speed.main([*argv[:-1]]) == 0 and timed[-1] == "batched"  # other arguments
