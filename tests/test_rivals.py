@@ -3,6 +3,8 @@ signal that says how far the LM prefers a rival to the fact."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -97,6 +99,9 @@ def test_the_rivals_signal_is_the_lead_of_the_rivals_judged_as_facts(db_index, t
         if rivalled:
             break
     estimator = Estimator(config)
+    # the rivals and candidates judged as facts need their margins alone (same prompts,
+    # same cache), not rivals and candidates of their own
+    judge = Estimator(replace(config, verifier="retrieve-lm"))
     plain = [a for a in atoms if a not in rivalled][:2]
     results = estimator.verify([(bio.topic, bio.topic, a) for a in rivalled + plain])
     for d in results:
@@ -107,7 +112,7 @@ def test_the_rivals_signal_is_the_lead_of_the_rivals_judged_as_facts(db_index, t
         if not rivals:
             assert d.rivals == 0.0
             continue
-        judged = estimator.verify([(bio.topic, bio.topic, r.fact) for r in rivals])
+        judged = judge.verify([(bio.topic, bio.topic, r.fact) for r in rivals])
         best = max(r.margin for r in judged)
         assert d.rivals == pytest.approx(max(0.0, best - d.margin), abs=2e-4)
     candidates = 0
@@ -115,7 +120,7 @@ def test_the_rivals_signal_is_the_lead_of_the_rivals_judged_as_facts(db_index, t
         texts = [ks.passage(e.passage_id).clean_text for e in d.evidence]
         facts = [c.fact for c in candidate_facts(d.atom, bio.topic, texts)]
         candidates += len(facts)
-        judged = estimator.verify([(bio.topic, bio.topic, f) for f in facts])
+        judged = judge.verify([(bio.topic, bio.topic, f) for f in facts])
         best = max((r.margin for r in judged), default=float("-inf"))
         assert d.values["candidates"] == pytest.approx(max(0.0, best - d.margin), abs=2e-4)
     assert candidates > len(rivalled)  # values beside the names
