@@ -119,3 +119,14 @@ def test_the_guides_commands_parse_and_start_vllm_as_the_tests_do():
     for variable in VllmServer(Path("export"), Path("log"), "name").environment():
         if variable.startswith("VLLM_CPU_"):
             assert f"{variable}=" in served
+
+
+def test_the_readmes_server_part_says_the_servers_ran_another_rule():
+    from docs.generate import readme_blocks
+
+    record = speed_record(vllm_8=1200.0, server=2100.0)
+    assert "one run)" in readme_blocks._server_part(record)
+    record["data"]["servers"]["server"] = "a server; --verifier retrieve-lm (no NP)"
+    part = readme_blocks._server_part(record)
+    assert "2.0x with vLLM's CPU build (8 requests in flight)" in part
+    assert part.endswith("(12 bios, one run, the servers deciding with retrieve-lm (no NP))")

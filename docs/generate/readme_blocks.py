@@ -150,8 +150,11 @@ def _server_part(record: dict) -> str:
             part += f"; {more:.1f}x with 32)" if more is not None else ")"
         parts.append(part)
     listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+    servers = (record.get("data") or {}).get("servers") or {}
+    rule = (", the servers deciding with retrieve-lm (no NP)"
+            if any("--verifier retrieve-lm" in s for s in servers.values()) else "")  # fmt: skip
     return (f"; through a server on the same cores, the time over the in-process run is {listed} "
-            f"({f['bios']} bios, one run)")  # fmt: skip
+            f"({f['bios']} bios, one run{rule})")  # fmt: skip
 
 
 def run_time(record: dict) -> str:
