@@ -12,7 +12,8 @@ years either side) and in its role: the passage clauses that share the fact's ow
 - *confirmed* where a clause with the fact's terms gives a value that meets it;
 - in *conflict* where the passages give it nowhere, while they give other values of its
   type, none in a clause with the fact's terms (or one with all of them: the fact's own
-  statement with another value), and against the roles the page gives its values
+  statement with another value, a season's count aside for a fact of no period), and
+  against the roles the page gives its values
   (``slot_roles.py``: the topic's life dates and age, a titled work's years, the lead's
   nationality), which decide first;
 - in *weak conflict* (``WEAK``) where a clause with some of the fact's terms gives another
@@ -50,6 +51,7 @@ from factscore_local.pipeline.signals.place_frames import (
 from factscore_local.pipeline.signals.slot_intervals import Value, stated_in
 from factscore_local.pipeline.signals.slot_roles import (
     SENTENCE_END,
+    UNDATED,
     age_verdict,
     life_date_verdict,
     nationality_verdict,
@@ -128,6 +130,9 @@ class Sentence:
     text: str
     words: frozenset[str]
     values: dict[str, frozenset]
+    # the clause's whole sentence puts its values in a period of their own (a year, a
+    # season): "In 1981, when he threw for 3,195 yards", "Through the 2016 season, ..."
+    scoped: bool = False
 
 
 @dataclass(frozen=True)
@@ -183,12 +188,22 @@ def _split_outside_parentheses(sentence: str) -> list[str]:
 def read_passages(texts: Sequence[str]) -> PassageSlots:
     """The slots of passage texts, clause by clause (``clauses``) and (their union)
     together."""
-    parts = [clause for text in texts for part in SENTENCE_END.split(text) if part.strip()
-             for clause in clauses(part)]  # fmt: skip
-    sentences = tuple(Sentence(part, frozenset(_stems(content_words(part))), slots(part))
-                      for part in parts)  # fmt: skip
+    parts = [(clause, part) for text in texts for part in SENTENCE_END.split(text)
+             if part.strip() for clause in clauses(part)]  # fmt: skip
+    sentences = tuple(Sentence(clause, frozenset(_stems(content_words(clause))), slots(clause),
+                               _periodic(sentence))
+                      for clause, sentence in parts)  # fmt: skip
     found = {kind: frozenset().union(*(s.values[kind] for s in sentences)) for kind in slots("")}
     return PassageSlots(found, sentences, tuple(texts))
+
+
+_PERIOD_WORDS = re.compile(r"\bseasons?\b|\bthat year\b", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=4096)
+def _periodic(sentence: str) -> bool:
+    """Whether a sentence gives its counts for a period: it names a time or a season."""
+    return bool(_PERIOD_WORDS.search(sentence) or slots(sentence)["year"])
 
 
 def _stems(words: set[str]) -> set[str]:
@@ -233,12 +248,15 @@ def place(value: Value | str, kind: str, terms: set[str], read: PassageSlots) ->
     return Placed("conflict", role, shared)
 
 
-def value_verdict(value: Value | str, kind: str, terms: set[str], read: PassageSlots) -> str:
-    """How one value of the fact fares in its passages:
+def value_verdict(
+    value: Value | str, kind: str, terms: set[str], read: PassageSlots, timed: bool = False
+) -> str:
+    """How one value of the fact fares in its passages (``timed``: the fact gives a time):
 
     - ``"conflict"``: they state it nowhere, while they state other values of its type,
       and no clause with the fact's terms gives one (or one gives them all: the fact's
-      own statement with another value);
+      own statement with another value, unless that is a number of one period while the
+      fact gives none: a season's count is no career's);
     - ``WEAK``: another value stands in its role, a clause that shares some of the fact's
       terms, and the passages state the fact's value nowhere or only away from it; or a
       measure or a zero they do not state (heights and weights are rarely in the text);
@@ -257,7 +275,10 @@ def value_verdict(value: Value | str, kind: str, terms: set[str], read: PassageS
             return "unknown"
         if isinstance(value, Value) and (value.dimension or value.high == 0):
             return WEAK
-        if placed.role is None or (len(terms) >= CONTEXT_WORDS and placed.shared == terms):
+        if placed.role is None:
+            return "conflict"
+        own_statement = len(terms) >= CONTEXT_WORDS and placed.shared == terms
+        if own_statement and not (kind == "number" and placed.role.scoped and not timed):
             return "conflict"
         return WEAK
     if not terms:
@@ -278,13 +299,17 @@ def slot_conflicts(
     them)."""
     read = passages if isinstance(passages, PassageSlots) else read_passages(passages)
     terms = fact_terms(fact, topic)
+    own = slots(fact)
     verdicts = {}
-    for kind, values in slots(fact).items():
+    for kind, values in own.items():
         if not values:
             continue
-        each = {value_verdict(v, kind, terms, read) for v in values}
+        each = {value_verdict(v, kind, terms, read, bool(own["year"])) for v in values}
         verdict = next(v for v in ("conflict", WEAK, "unknown", "confirmed") if v in each)
-        verdicts[kind] = _role_verdict(fact, kind, values, read.texts, topic) or verdict
+        role = _role_verdict(fact, kind, values, read.texts, topic)
+        if role == UNDATED:  # the page's other years are no evidence against it
+            role = "unknown" if verdict == "conflict" else None
+        verdicts[kind] = role or verdict
     if place_frame_verdict(fact, lambda: read.frames) == "conflict":
         verdicts["place"] = "conflict"
     return verdicts
@@ -292,8 +317,8 @@ def slot_conflicts(
 
 def _role_verdict(fact: str, kind: str, values: frozenset, texts, topic: str) -> str | None:
     """How a value fares against the role the passages give values of its kind:
-    ``CONTRADICTED`` (by any role), "confirmed", or None where they show none
-    (``slot_roles.py``)."""
+    ``CONTRADICTED`` (by any role), "confirmed", ``UNDATED`` (the topic's birth or death
+    they do not date), or None where they show none (``slot_roles.py``)."""
     if kind == "year":
         roles = page_roles(texts, topic)
         verdicts = (life_date_verdict(fact, values, roles), work_year_verdict(fact, values, roles))
@@ -305,7 +330,9 @@ def _role_verdict(fact: str, kind: str, values: frozenset, texts, topic: str) ->
         return None
     if "conflict" in verdicts:
         return CONTRADICTED
-    return "confirmed" if "confirmed" in verdicts else None
+    if "confirmed" in verdicts:
+        return "confirmed"
+    return UNDATED if UNDATED in verdicts else None
 
 
 def slot_check(fact: str, passages: Sequence[str] | PassageSlots, topic: str = "") -> str:
