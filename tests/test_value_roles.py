@@ -181,3 +181,15 @@ def test_a_death_the_passages_do_not_date_is_no_conflict_with_their_other_years(
     assert slot_conflicts("He was elected to the Diet in 1940.", page, "Ken Ono") == {
         "year": "conflict"  # an event the page dates otherwise still conflicts
     }
+
+
+def test_a_score_is_no_count_to_conflict_with():
+    page = ["In the 1960 World Series he batted .310 and hit a solo home run in the deciding 2–1 "
+            "seventh game victory."]  # fmt: skip
+    assert slot_conflicts("He hit 240 home runs.", page, "Bo Ek") == {"number": "unknown"}
+    assert slot_conflicts("He hit 3 home runs in the World Series.", [
+        "He hit 2 home runs in the World Series."], "Bo Ek") == {"number": "conflict"}  # fmt: skip
+
+
+def test_a_total_below_one_season_s_count_still_conflicts():
+    assert slot_flags("He threw for 12 touchdowns.", SEASON, "Cy Dee")["number"] == 1.0

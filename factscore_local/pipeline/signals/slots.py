@@ -248,15 +248,32 @@ def place(value: Value | str, kind: str, terms: set[str], read: PassageSlots) ->
     return Placed("conflict", role, shared)
 
 
+def _a_total_of(value: Value | str, fact: str, role: Sentence, kind: str) -> bool:
+    """Whether a number of a fact that gives no period can be the total of the counts a
+    sentence gives for one period (a year, a season): no smaller than its count of the
+    same thing (the word after the number: "21 touchdowns")."""
+    if kind != "number" or not role.scoped or not isinstance(value, Value) or slots(fact)["year"]:
+        return False
+    thing = _word_after(fact, value.end)
+    counts = [c for c in role.values[kind] if _word_after(role.text, c.end) == thing]
+    return all(value.high >= c.low for c in counts)
+
+
+def _word_after(text: str, end: int) -> str:
+    """The stem of the word right after a number ("touchdown" in "21 touchdowns")."""
+    m = re.match(r"\W*([A-Za-z]+)", text[end:])
+    return next(iter(_stems({m.group(1).lower()}))) if m else ""
+
+
 def value_verdict(
-    value: Value | str, kind: str, terms: set[str], read: PassageSlots, timed: bool = False
+    value: Value | str, kind: str, terms: set[str], read: PassageSlots, fact: str = ""
 ) -> str:
-    """How one value of the fact fares in its passages (``timed``: the fact gives a time):
+    """How one value of ``fact`` fares in its passages:
 
     - ``"conflict"``: they state it nowhere, while they state other values of its type,
       and no clause with the fact's terms gives one (or one gives them all: the fact's
-      own statement with another value, unless that is a number of one period while the
-      fact gives none: a season's count is no career's);
+      own statement with another value, unless that is a count of one period no larger
+      than the fact's, which gives no period: a season's count is no career's);
     - ``WEAK``: another value stands in its role, a clause that shares some of the fact's
       terms, and the passages state the fact's value nowhere or only away from it; or a
       measure or a zero they do not state (heights and weights are rarely in the text);
@@ -278,7 +295,7 @@ def value_verdict(
         if placed.role is None:
             return "conflict"
         own_statement = len(terms) >= CONTEXT_WORDS and placed.shared == terms
-        if own_statement and not (kind == "number" and placed.role.scoped and not timed):
+        if own_statement and not _a_total_of(value, fact, placed.role, kind):
             return "conflict"
         return WEAK
     if not terms:
@@ -299,12 +316,11 @@ def slot_conflicts(
     them)."""
     read = passages if isinstance(passages, PassageSlots) else read_passages(passages)
     terms = fact_terms(fact, topic)
-    own = slots(fact)
     verdicts = {}
-    for kind, values in own.items():
+    for kind, values in slots(fact).items():
         if not values:
             continue
-        each = {value_verdict(v, kind, terms, read, bool(own["year"])) for v in values}
+        each = {value_verdict(v, kind, terms, read, fact) for v in values}
         verdict = next(v for v in ("conflict", WEAK, "unknown", "confirmed") if v in each)
         role = _role_verdict(fact, kind, values, read.texts, topic)
         if role == UNDATED:  # the page's other years are no evidence against it
