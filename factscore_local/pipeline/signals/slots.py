@@ -250,13 +250,13 @@ def place(value: Value | str, kind: str, terms: set[str], read: PassageSlots) ->
 
 def _a_total_of(value: Value | str, fact: str, role: Sentence, kind: str) -> bool:
     """Whether a number of a fact that gives no period can be the total of the counts a
-    sentence gives for one period (a year, a season): no smaller than its count of the
-    same thing (the word after the number: "21 touchdowns")."""
+    sentence gives for one period (a year, a season): it gives a count of the same thing
+    (the word after the number: "21 touchdowns"), and the fact's is no smaller."""
     if kind != "number" or not role.scoped or not isinstance(value, Value) or slots(fact)["year"]:
         return False
     thing = _word_after(fact, value.end)
     counts = [c for c in role.values[kind] if _word_after(role.text, c.end) == thing]
-    return all(value.high >= c.low for c in counts)
+    return bool(counts) and all(value.high >= c.low for c in counts)
 
 
 def _word_after(text: str, end: int) -> str:
