@@ -193,3 +193,9 @@ def test_a_score_is_no_count_to_conflict_with():
 
 def test_a_total_below_one_season_s_count_still_conflicts():
     assert slot_flags("He threw for 12 touchdowns.", SEASON, "Cy Dee")["number"] == 1.0
+
+
+def test_a_count_near_one_season_s_is_that_season_s_own():
+    page = ["In 2011 he caught 45 passes for 694 yards."]
+    assert slot_flags("He caught 45 passes for 1,249 yards.", page, "Bo Ek")["number"] == 1.0
+    assert not slot_flags("He caught 451 passes for 6,940 yards.", page, "Bo Ek")["number"]

@@ -79,6 +79,9 @@ _CLAUSE_END = re.compile(
     r"before|although|though|then|until|later|becoming|including|making|earning|winning)\b)"
 )
 CLAUSE_WORDS = 2  # a clause with fewer content words of its own joins the next one
+# A count this many times one period's count of the same thing may be a total of several
+# ("over 27,000 yards" against a season's 3,195); a count nearer it is that period's own.
+TOTAL_OVER_PERIOD = 2
 
 
 def _listed(values: Sequence[str], text: str, case: bool, in_names: bool = True) -> set[str]:
@@ -251,12 +254,13 @@ def place(value: Value | str, kind: str, terms: set[str], read: PassageSlots) ->
 def _a_total_of(value: Value | str, fact: str, role: Sentence, kind: str) -> bool:
     """Whether a number of a fact that gives no period can be the total of the counts a
     sentence gives for one period (a year, a season): it gives a count of the same thing
-    (the word after the number: "21 touchdowns"), and the fact's is no smaller."""
+    (the word after the number: "21 touchdowns"), and the fact's is more than
+    ``TOTAL_OVER_PERIOD`` times it."""
     if kind != "number" or not role.scoped or not isinstance(value, Value) or slots(fact)["year"]:
         return False
     thing = _word_after(fact, value.end)
     counts = [c for c in role.values[kind] if _word_after(role.text, c.end) == thing]
-    return bool(counts) and all(value.high >= c.low for c in counts)
+    return bool(counts) and all(value.high > TOTAL_OVER_PERIOD * c.high for c in counts)
 
 
 def _word_after(text: str, end: int) -> str:
@@ -272,8 +276,8 @@ def value_verdict(
 
     - ``"conflict"``: they state it nowhere, while they state other values of its type,
       and no clause with the fact's terms gives one (or one gives them all: the fact's
-      own statement with another value, unless that is a count of one period no larger
-      than the fact's, which gives no period: a season's count is no career's);
+      own statement with another value, unless that is a count of one period well below
+      the fact's, which gives no period: a season's count is no career's);
     - ``WEAK``: another value stands in its role, a clause that shares some of the fact's
       terms, and the passages state the fact's value nowhere or only away from it; or a
       measure or a zero they do not state (heights and weights are rarely in the text);
