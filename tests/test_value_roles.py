@@ -177,6 +177,9 @@ def test_a_death_the_passages_do_not_date_is_no_conflict_with_their_other_years(
     page = ["Ken Ono was born on 17 March 1907 in Tokushima. In 1937 he was elected to the "
             "Diet. He became prime minister in 1974."]  # fmt: skip
     assert slot_conflicts("Ken Ono died in 1988.", page, "Ken Ono") == {"year": "unknown"}
+    undated = ["Ken Ono is a Japanese politician. In 1937 he was elected to the Diet."]
+    # a birth the passages miss is mostly an invented one: its year still conflicts
+    assert slot_conflicts("Ken Ono was born in 1911.", undated, "Ken Ono") == {"year": "conflict"}
     assert slot_conflicts("Ken Ono was born in 1910.", page, "Ken Ono") == {"year": "contradicted"}
     assert slot_conflicts("He was elected to the Diet in 1940.", page, "Ken Ono") == {
         "year": "conflict"  # an event the page dates otherwise still conflicts
