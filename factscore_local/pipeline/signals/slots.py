@@ -191,22 +191,19 @@ def _split_outside_parentheses(sentence: str) -> list[str]:
 def read_passages(texts: Sequence[str]) -> PassageSlots:
     """The slots of passage texts, clause by clause (``clauses``) and (their union)
     together."""
-    parts = [(clause, part) for text in texts for part in SENTENCE_END.split(text)
-             if part.strip() for clause in clauses(part)]  # fmt: skip
-    sentences = tuple(Sentence(clause, frozenset(_stems(content_words(clause))), slots(clause),
-                               _periodic(sentence))
-                      for clause, sentence in parts)  # fmt: skip
+    sentences: list[Sentence] = []
+    for part in (p for text in texts for p in SENTENCE_END.split(text) if p.strip()):
+        read = [(clause, slots(clause)) for clause in clauses(part)]
+        # the sentence gives its counts for a period: a time in any clause, or a season
+        periodic = bool(_PERIOD_WORDS.search(part)) or any(v["year"] for _, v in read)
+        sentences += [Sentence(clause, frozenset(_stems(content_words(clause))), values, periodic)
+                      for clause, values in read]  # fmt: skip
+    sentences = tuple(sentences)
     found = {kind: frozenset().union(*(s.values[kind] for s in sentences)) for kind in slots("")}
     return PassageSlots(found, sentences, tuple(texts))
 
 
 _PERIOD_WORDS = re.compile(r"\bseasons?\b|\bthat year\b", re.IGNORECASE)
-
-
-@functools.lru_cache(maxsize=4096)
-def _periodic(sentence: str) -> bool:
-    """Whether a sentence gives its counts for a period: it names a time or a season."""
-    return bool(_PERIOD_WORDS.search(sentence) or slots(sentence)["year"])
 
 
 def _stems(words: set[str]) -> set[str]:
