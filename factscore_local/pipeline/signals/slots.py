@@ -249,11 +249,11 @@ def place(value: Value | str, kind: str, terms: set[str], read: PassageSlots) ->
 
 
 def _a_total_of(value: Value | str, fact: str, role: Sentence, kind: str) -> bool:
-    """Whether a number of a fact that gives no period can be the total of the counts a
-    sentence gives for one period (a year, a season): it gives a count of the same thing
+    """Whether a number of ``fact``, which gives no period, can be the total of the counts
+    a sentence gives for one period (a year, a season): it gives a count of the same thing
     (the word after the number: "21 touchdowns"), and the fact's is more than
     ``TOTAL_OVER_PERIOD`` times it."""
-    if kind != "number" or not role.scoped or not isinstance(value, Value) or slots(fact)["year"]:
+    if kind != "number" or not role.scoped or not isinstance(value, Value):
         return False
     thing = _word_after(fact, value.end)
     counts = [c for c in role.values[kind] if _word_after(role.text, c.end) == thing]
@@ -267,9 +267,10 @@ def _word_after(text: str, end: int) -> str:
 
 
 def value_verdict(
-    value: Value | str, kind: str, terms: set[str], read: PassageSlots, fact: str = ""
+    value: Value | str, kind: str, terms: set[str], read: PassageSlots, periodless: str = ""
 ) -> str:
-    """How one value of ``fact`` fares in its passages:
+    """How one value of a fact fares in its passages (``periodless``: the fact's text,
+    where it gives no year, for its counts to be weighed as totals):
 
     - ``"conflict"``: they state it nowhere, while they state other values of its type,
       and no clause with the fact's terms gives one (or one gives them all: the fact's
@@ -296,7 +297,7 @@ def value_verdict(
         if placed.role is None:
             return "conflict"
         own_statement = len(terms) >= CONTEXT_WORDS and placed.shared == terms
-        if own_statement and not _a_total_of(value, fact, placed.role, kind):
+        if own_statement and not (periodless and _a_total_of(value, periodless, placed.role, kind)):
             return "conflict"
         return WEAK
     if not terms:
@@ -318,10 +319,12 @@ def slot_conflicts(
     read = passages if isinstance(passages, PassageSlots) else read_passages(passages)
     terms = fact_terms(fact, topic)
     verdicts = {}
-    for kind, values in slots(fact).items():
+    values_of = slots(fact)
+    periodless = "" if values_of["year"] else fact
+    for kind, values in values_of.items():
         if not values:
             continue
-        each = {value_verdict(v, kind, terms, read, fact) for v in values}
+        each = {value_verdict(v, kind, terms, read, periodless) for v in values}
         verdict = next(v for v in ("conflict", WEAK, "unknown", "confirmed") if v in each)
         role = _role_verdict(fact, kind, values, read.texts, topic)
         if role == UNDATED:  # the page's other years are no evidence against it
