@@ -153,3 +153,52 @@ def test_a_birth_stated_in_a_sentence_is_the_topic_s_only_when_it_names_the_topi
     other = ["Ann Lee met Tom Hardy in 2000. The boy was born in 2002 in Leeds."]
     verdicts = slot_conflicts("Ann Lee was born in 1950.", other, "Ann Lee")
     assert verdicts.get("year") != "contradicted"
+
+
+SEASON = ["Cy Dee had his best season in 1981, when he threw for 3,195 yards and 21 "
+          "touchdowns. He retired after the 1982 season."]  # fmt: skip
+
+
+CAREER = ["He threw for over 27,000 yards.", "He threw for 183 touchdowns."]
+
+
+@pytest.mark.parametrize("fact", CAREER)
+def test_a_career_total_is_weighed_not_vetoed_against_one_season_s_count(fact):
+    assert slot_conflicts(fact, SEASON, "Cy Dee") == {"number": "weak conflict"}
+    assert not slot_flags(fact, SEASON, "Cy Dee")["number"]
+
+
+def test_a_count_given_for_the_season_the_page_gives_it_for_still_conflicts():
+    flags = slot_flags("He threw for 4,000 yards in 1981.", SEASON, "Cy Dee")
+    assert flags["number"] == 1.0
+
+
+def test_a_death_the_passages_do_not_date_is_no_conflict_with_their_other_years():
+    page = ["Ken Ono was born on 17 March 1907 in Tokushima. In 1937 he was elected to the "
+            "Diet. He became prime minister in 1974."]  # fmt: skip
+    assert slot_conflicts("Ken Ono died in 1988.", page, "Ken Ono") == {"year": "unknown"}
+    undated = ["Ken Ono is a Japanese politician. In 1937 he was elected to the Diet."]
+    # a birth the passages miss is mostly an invented one: its year still conflicts
+    assert slot_conflicts("Ken Ono was born in 1911.", undated, "Ken Ono") == {"year": "conflict"}
+    assert slot_conflicts("Ken Ono was born in 1910.", page, "Ken Ono") == {"year": "contradicted"}
+    assert slot_conflicts("He was elected to the Diet in 1940.", page, "Ken Ono") == {
+        "year": "conflict"  # an event the page dates otherwise still conflicts
+    }
+
+
+def test_a_score_is_no_count_to_conflict_with():
+    page = ["In the 1960 World Series he batted .310 and hit a solo home run in the deciding 2–1 "
+            "seventh game victory."]  # fmt: skip
+    assert slot_conflicts("He hit 240 home runs.", page, "Bo Ek") == {"number": "unknown"}
+    assert slot_conflicts("He hit 3 home runs in the World Series.", [
+        "He hit 2 home runs in the World Series."], "Bo Ek") == {"number": "conflict"}  # fmt: skip
+
+
+def test_a_total_below_one_season_s_count_still_conflicts():
+    assert slot_flags("He threw for 12 touchdowns.", SEASON, "Cy Dee")["number"] == 1.0
+
+
+def test_a_count_near_one_season_s_is_that_season_s_own():
+    page = ["In 2011 he caught 45 passes for 694 yards."]
+    assert slot_flags("He caught 45 passes for 1,249 yards.", page, "Bo Ek")["number"] == 1.0
+    assert not slot_flags("He caught 451 passes for 6,940 yards.", page, "Bo Ek")["number"]

@@ -95,6 +95,31 @@ def number_value(m: re.Match, text: str) -> Value:
                  dimension, written)  # fmt: skip
 
 
+# A game's score ("a 2–1 victory", "won 3-1"): numbers joined by dashes, with a word of
+# games just after or a result just before. A season's record ("a record of 8-9") counts
+# wins and losses, and stays numbers.
+_JOINED = re.compile(r"(?<![\w.,])\d{1,3}(?:\s?[–-]\s?\d{1,3})+(?![\w]|[.,]\d)")
+_GAME_AFTER = re.compile(
+    r"(?:\s+\S+){0,2}?\s+(?:victory|win|loss|defeat|draw|tie|lead|game|match|final)\b",
+    re.IGNORECASE
+)  # fmt: skip
+_RESULT_BEFORE = re.compile(r"\b(?:won|lost|beat|defeated|drew|score)\b\W+(?:\w+\W+){0,2}$",
+                            re.IGNORECASE)  # fmt: skip
+
+
+def score_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` gives a game's score, which counts nothing.
+
+    Example:
+        >>> t = "It won 3-1, a 2–1 game victory; a record of 8-9, 3–4 children."
+        >>> [t[s:e] for s, e in score_spans(t)]
+        ['3-1', '2–1']
+    """
+    return [m.span() for m in _JOINED.finditer(text)
+            if _GAME_AFTER.match(text, m.end())
+            or _RESULT_BEFORE.search(text, 0, m.start())]  # fmt: skip
+
+
 _CAPITALISED = re.compile(r"[A-Z][\w'-]*")
 _FIRST_WORDS = {"In", "On", "By", "At", "Of", "From", "Since", "About", "Over", "The"}
 

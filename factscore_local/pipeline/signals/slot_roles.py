@@ -229,24 +229,28 @@ def _point(value: Value) -> str | None:
     return str(low.year) if low.year == high.year else None
 
 
+# A death of the topic that its passages give no date: the page's other years are
+# no evidence against the fact's (Wikipedia's top passages often miss a death).
+UNDATED = "undated"
+
+
 def life_date_verdict(fact: str, values: frozenset, roles: PageRoles) -> str | None:
     """``"conflict"`` when the fact's times contradict the topic's life dates: a birth or
     death of the topic at a time that does not meet the page's, or (against the lead's
     parenthesis) another event in a year the passages give only as a life date;
-    ``"confirmed"`` for the topic's birth or death at a time that meets it; else None."""
-    if roles.life is None:
-        return None
+    ``"confirmed"`` for the topic's birth or death at a time that meets it; ``UNDATED`` for a
+    death the passages do not date; else None."""
     life = roles.life
     cue = BIRTH.search(fact) or DEATH.search(fact)
     if cue:
         if not about_topic(fact[: cue.start()], roles):
             return None
-        said = [life.birth] if life.birth and BIRTH.search(fact) else []
-        said += [life.death] if life.death and DEATH.search(fact) else []
-        if not said:
-            return None
+        said = [life.birth] if life and life.birth and BIRTH.search(fact) else []
+        said += [life.death] if life and life.death and DEATH.search(fact) else []
+        if not said:  # a death the passages miss; a birth they miss is mostly invented
+            return UNDATED if not BIRTH.search(fact) else None
         return "confirmed" if all(meets_any(s, values) for s in said) else "conflict"
-    if not life.parenthesis or life.birth is None:
+    if life is None or not life.parenthesis or life.birth is None:
         return None
     points = {_point(v) for v in values}
     life_years = {_point(life.birth), _point(life.death) if life.death else None}

@@ -45,7 +45,12 @@ from __future__ import annotations
 import functools
 
 from factscore_local.pipeline.signals.slot_intervals import Value
-from factscore_local.pipeline.signals.slot_numbers import NUMBERS, in_name, number_value
+from factscore_local.pipeline.signals.slot_numbers import (
+    NUMBERS,
+    in_name,
+    number_value,
+    score_spans,
+)
 from factscore_local.pipeline.signals.slot_times import (
     APPROXIMATE,
     APPROXIMATE_YEARS,
@@ -76,6 +81,7 @@ def read_values(text: str) -> tuple[Value, ...]:
             ends = []  # "around 1954 to 1957": a loose range, not two dates
         span = (ends[0], ends[1]) if ends else None
         out.append(Value("time", low, high, written, start, end, ends=span))
+    taken += score_spans(text)  # a score counts nothing
     for m in NUMBERS.finditer(text):
         if in_name(text, m):
             continue  # "Seven Samurai", "Channel 4": part of a name, not an amount

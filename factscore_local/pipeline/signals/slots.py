@@ -12,7 +12,8 @@ years either side) and in its role: the passage clauses that share the fact's ow
 - *confirmed* where a clause with the fact's terms gives a value that meets it;
 - in *conflict* where the passages give it nowhere, while they give other values of its
   type, none in a clause with the fact's terms (or one with all of them: the fact's own
-  statement with another value), and against the roles the page gives its values
+  statement with another value, a season's count aside for a fact of no period), and
+  against the roles the page gives its values
   (``slot_roles.py``: the topic's life dates and age, a titled work's years, the lead's
   nationality), which decide first;
 - in *weak conflict* (``WEAK``) where a clause with some of the fact's terms gives another
@@ -50,6 +51,7 @@ from factscore_local.pipeline.signals.place_frames import (
 from factscore_local.pipeline.signals.slot_intervals import Value, stated_in
 from factscore_local.pipeline.signals.slot_roles import (
     SENTENCE_END,
+    UNDATED,
     age_verdict,
     life_date_verdict,
     nationality_verdict,
@@ -77,6 +79,9 @@ _CLAUSE_END = re.compile(
     r"before|although|though|then|until|later|becoming|including|making|earning|winning)\b)"
 )
 CLAUSE_WORDS = 2  # a clause with fewer content words of its own joins the next one
+# A count this many times one period's count of the same thing may be a total of several
+# ("over 27,000 yards" against a season's 3,195); a count nearer it is that period's own.
+TOTAL_OVER_PERIOD = 2
 
 
 def _listed(values: Sequence[str], text: str, case: bool, in_names: bool = True) -> set[str]:
@@ -128,6 +133,9 @@ class Sentence:
     text: str
     words: frozenset[str]
     values: dict[str, frozenset]
+    # the clause's whole sentence puts its values in a period of their own (a year, a
+    # season): "In 1981, when he threw for 3,195 yards", "Through the 2016 season, ..."
+    scoped: bool = False
 
 
 @dataclass(frozen=True)
@@ -183,12 +191,19 @@ def _split_outside_parentheses(sentence: str) -> list[str]:
 def read_passages(texts: Sequence[str]) -> PassageSlots:
     """The slots of passage texts, clause by clause (``clauses``) and (their union)
     together."""
-    parts = [clause for text in texts for part in SENTENCE_END.split(text) if part.strip()
-             for clause in clauses(part)]  # fmt: skip
-    sentences = tuple(Sentence(part, frozenset(_stems(content_words(part))), slots(part))
-                      for part in parts)  # fmt: skip
+    sentences: list[Sentence] = []
+    for part in (p for text in texts for p in SENTENCE_END.split(text) if p.strip()):
+        read = [(clause, slots(clause)) for clause in clauses(part)]
+        # the sentence gives its counts for a period: a time in any clause, or a season
+        periodic = bool(_PERIOD_WORDS.search(part)) or any(v["year"] for _, v in read)
+        sentences += [Sentence(clause, frozenset(_stems(content_words(clause))), values, periodic)
+                      for clause, values in read]  # fmt: skip
+    sentences = tuple(sentences)
     found = {kind: frozenset().union(*(s.values[kind] for s in sentences)) for kind in slots("")}
     return PassageSlots(found, sentences, tuple(texts))
+
+
+_PERIOD_WORDS = re.compile(r"\bseasons?\b|\bthat year\b", re.IGNORECASE)
 
 
 def _stems(words: set[str]) -> set[str]:
@@ -233,12 +248,34 @@ def place(value: Value | str, kind: str, terms: set[str], read: PassageSlots) ->
     return Placed("conflict", role, shared)
 
 
-def value_verdict(value: Value | str, kind: str, terms: set[str], read: PassageSlots) -> str:
-    """How one value of the fact fares in its passages:
+def _a_total_of(value: Value | str, fact: str, role: Sentence, kind: str) -> bool:
+    """Whether a number of ``fact``, which gives no period, can be the total of the counts
+    a sentence gives for one period (a year, a season): it gives a count of the same thing
+    (the word after the number: "21 touchdowns"), and the fact's is more than
+    ``TOTAL_OVER_PERIOD`` times it."""
+    if kind != "number" or not role.scoped or not isinstance(value, Value):
+        return False
+    thing = _word_after(fact, value.end)
+    counts = [c for c in role.values[kind] if _word_after(role.text, c.end) == thing]
+    return bool(counts) and all(value.high > TOTAL_OVER_PERIOD * c.high for c in counts)
+
+
+def _word_after(text: str, end: int) -> str:
+    """The stem of the word right after a number ("touchdown" in "21 touchdowns")."""
+    m = re.match(r"\W*([A-Za-z]+)", text[end:])
+    return next(iter(_stems({m.group(1).lower()}))) if m else ""
+
+
+def value_verdict(
+    value: Value | str, kind: str, terms: set[str], read: PassageSlots, periodless: str = ""
+) -> str:
+    """How one value of a fact fares in its passages (``periodless``: the fact's text,
+    where it gives no year, for its counts to be weighed as totals):
 
     - ``"conflict"``: they state it nowhere, while they state other values of its type,
       and no clause with the fact's terms gives one (or one gives them all: the fact's
-      own statement with another value);
+      own statement with another value, unless that is a count of one period well below
+      the fact's, which gives no period: a season's count is no career's);
     - ``WEAK``: another value stands in its role, a clause that shares some of the fact's
       terms, and the passages state the fact's value nowhere or only away from it; or a
       measure or a zero they do not state (heights and weights are rarely in the text);
@@ -257,7 +294,10 @@ def value_verdict(value: Value | str, kind: str, terms: set[str], read: PassageS
             return "unknown"
         if isinstance(value, Value) and (value.dimension or value.high == 0):
             return WEAK
-        if placed.role is None or (len(terms) >= CONTEXT_WORDS and placed.shared == terms):
+        if placed.role is None:
+            return "conflict"
+        own_statement = len(terms) >= CONTEXT_WORDS and placed.shared == terms
+        if own_statement and not (periodless and _a_total_of(value, periodless, placed.role, kind)):
             return "conflict"
         return WEAK
     if not terms:
@@ -279,12 +319,17 @@ def slot_conflicts(
     read = passages if isinstance(passages, PassageSlots) else read_passages(passages)
     terms = fact_terms(fact, topic)
     verdicts = {}
-    for kind, values in slots(fact).items():
+    values_of = slots(fact)
+    periodless = "" if values_of["year"] else fact
+    for kind, values in values_of.items():
         if not values:
             continue
-        each = {value_verdict(v, kind, terms, read) for v in values}
+        each = {value_verdict(v, kind, terms, read, periodless) for v in values}
         verdict = next(v for v in ("conflict", WEAK, "unknown", "confirmed") if v in each)
-        verdicts[kind] = _role_verdict(fact, kind, values, read.texts, topic) or verdict
+        role = _role_verdict(fact, kind, values, read.texts, topic)
+        if role == UNDATED:  # the page's other years are no evidence against it
+            role = "unknown" if verdict == "conflict" else None
+        verdicts[kind] = role or verdict
     if place_frame_verdict(fact, lambda: read.frames) == "conflict":
         verdicts["place"] = "conflict"
     return verdicts
@@ -292,8 +337,8 @@ def slot_conflicts(
 
 def _role_verdict(fact: str, kind: str, values: frozenset, texts, topic: str) -> str | None:
     """How a value fares against the role the passages give values of its kind:
-    ``CONTRADICTED`` (by any role), "confirmed", or None where they show none
-    (``slot_roles.py``)."""
+    ``CONTRADICTED`` (by any role), "confirmed", ``UNDATED`` (the topic's birth or death
+    they do not date), or None where they show none (``slot_roles.py``)."""
     if kind == "year":
         roles = page_roles(texts, topic)
         verdicts = (life_date_verdict(fact, values, roles), work_year_verdict(fact, values, roles))
@@ -305,7 +350,9 @@ def _role_verdict(fact: str, kind: str, values: frozenset, texts, topic: str) ->
         return None
     if "conflict" in verdicts:
         return CONTRADICTED
-    return "confirmed" if "confirmed" in verdicts else None
+    if "confirmed" in verdicts:
+        return "confirmed"
+    return UNDATED if UNDATED in verdicts else None
 
 
 def slot_check(fact: str, passages: Sequence[str] | PassageSlots, topic: str = "") -> str:
