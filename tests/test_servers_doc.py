@@ -80,6 +80,12 @@ def test_the_speed_block_lists_every_path_and_advises_from_the_figures():
     assert "32 requests in flight took 0.75 of the time 8 took: give vLLM many" in block
     assert "run in process" in block
     assert "- vLLM's CPU build, 8 requests in flight: a server\n" in block  # what served it
+    assert "in one run (2026-12-06;" in block
+    resumed = speed_record(server=2100.0)
+    resumed["data"]["resumed"] = ["batched"]  # a path timed before the run was stopped
+    assert "in one run at one commit, resumed from its journal after a stop (2026-12-06;" in (
+        servers_doc.speed_block(resumed)
+    )
     slow = servers_doc.speed_block(speed_record(vllm_8=500.0, vllm_32=510.0))
     assert "more requests in flight do not pay" in slow and "beats the in-process run" in slow
 
