@@ -32,3 +32,8 @@ def coverage(atom: str, topic: str, evidence_words: set[str]) -> float:
 def words_of(passages: Iterable[tuple[str, str]]) -> set[str]:
     """The content words of (title, text) passages, as the prompt shows them."""
     return set().union(*(content_words(f"{title} {text}") for title, text in passages))
+
+
+def stem(word: str) -> str:
+    """A word without its plural "s", so that "titles" and "title" are one word."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word

@@ -7,7 +7,9 @@ that is part of a name is none.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
+from factscore_local.pipeline.signals.lexical import stem
 from factscore_local.pipeline.signals.slot_intervals import Value
 from factscore_local.pipeline.signals.slot_times import MONTHS
 
@@ -118,6 +120,37 @@ def score_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _JOINED.finditer(text)
             if _GAME_AFTER.match(text, m.end())
             or _RESULT_BEFORE.search(text, 0, m.start())]  # fmt: skip
+
+
+# A count this many times one period's count of the same thing may be a total of several
+# ("over 27,000 yards" against a season's 3,195); a count nearer it is that period's own.
+TOTAL_OVER_PERIOD = 2
+# a sentence that gives its counts for a period without a year in it
+PERIOD_WORDS = re.compile(r"\bseasons?\b|\bthat year\b", re.IGNORECASE)
+
+
+def a_total_of(count: Value, fact: str, period_counts: Iterable[Value], text: str) -> bool:
+    """Whether ``count``, a number of ``fact`` (which gives no period), can be the total of
+    the counts ``text`` gives for one period (a year, a season): ``text`` counts the same
+    thing (the word after the number: "21 touchdowns"), and the fact's count is more than
+    ``TOTAL_OVER_PERIOD`` times each of those.
+
+    Example:
+        >>> from factscore_local.pipeline.signals.slot_values import read_values
+        >>> text = "In 1981 he threw for 3,195 yards."
+        >>> fact = "He threw for over 27,000 yards."
+        >>> a_total_of(read_values(fact)[0], fact, read_values(text), text)
+        True
+    """
+    thing = _counted(fact, count.end)
+    same = [c for c in period_counts if c.kind == "number" and _counted(text, c.end) == thing]
+    return bool(same) and all(count.high > TOTAL_OVER_PERIOD * c.high for c in same)
+
+
+def _counted(text: str, end: int) -> str:
+    """The stem of the word right after a number ("touchdown" in "21 touchdowns")."""
+    m = re.match(r"\W*([A-Za-z]+)", text[end:])
+    return stem(m.group(1).lower()) if m else ""
 
 
 _CAPITALISED = re.compile(r"[A-Z][\w'-]*")

@@ -241,14 +241,15 @@ def life_date_verdict(fact: str, values: frozenset, roles: PageRoles) -> str | N
     ``"confirmed"`` for the topic's birth or death at a time that meets it; ``UNDATED`` for a
     death the passages do not date; else None."""
     life = roles.life
-    cue = BIRTH.search(fact) or DEATH.search(fact)
+    birth, death = BIRTH.search(fact), DEATH.search(fact)
+    cue = birth or death
     if cue:
         if not about_topic(fact[: cue.start()], roles):
             return None
-        said = [life.birth] if life and life.birth and BIRTH.search(fact) else []
-        said += [life.death] if life and life.death and DEATH.search(fact) else []
+        said = [life.birth] if life and life.birth and birth else []
+        said += [life.death] if life and life.death and death else []
         if not said:  # a death the passages miss; a birth they miss is mostly invented
-            return UNDATED if not BIRTH.search(fact) else None
+            return None if birth else UNDATED
         return "confirmed" if all(meets_any(s, values) for s in said) else "conflict"
     if life is None or not life.parenthesis or life.birth is None:
         return None

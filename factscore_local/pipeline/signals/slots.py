@@ -42,13 +42,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from factscore_local.declarations.features import SLOT_CODES
-from factscore_local.pipeline.signals.lexical import content_words
+from factscore_local.pipeline.signals.lexical import content_words, stem
 from factscore_local.pipeline.signals.place_frames import (
     SentenceFrames,
     place_frame_verdict,
     sentence_frames,
 )
 from factscore_local.pipeline.signals.slot_intervals import Value, stated_in
+from factscore_local.pipeline.signals.slot_numbers import PERIOD_WORDS, a_total_of
 from factscore_local.pipeline.signals.slot_roles import (
     SENTENCE_END,
     UNDATED,
@@ -79,9 +80,6 @@ _CLAUSE_END = re.compile(
     r"before|although|though|then|until|later|becoming|including|making|earning|winning)\b)"
 )
 CLAUSE_WORDS = 2  # a clause with fewer content words of its own joins the next one
-# A count this many times one period's count of the same thing may be a total of several
-# ("over 27,000 yards" against a season's 3,195); a count nearer it is that period's own.
-TOTAL_OVER_PERIOD = 2
 
 
 def _listed(values: Sequence[str], text: str, case: bool, in_names: bool = True) -> set[str]:
@@ -195,7 +193,7 @@ def read_passages(texts: Sequence[str]) -> PassageSlots:
     for part in (p for text in texts for p in SENTENCE_END.split(text) if p.strip()):
         read = [(clause, slots(clause)) for clause in clauses(part)]
         # the sentence gives its counts for a period: a time in any clause, or a season
-        periodic = bool(_PERIOD_WORDS.search(part)) or any(v["year"] for _, v in read)
+        periodic = bool(PERIOD_WORDS.search(part)) or any(v["year"] for _, v in read)
         sentences += [Sentence(clause, frozenset(_stems(content_words(clause))), values, periodic)
                       for clause, values in read]  # fmt: skip
     sentences = tuple(sentences)
@@ -203,12 +201,9 @@ def read_passages(texts: Sequence[str]) -> PassageSlots:
     return PassageSlots(found, sentences, tuple(texts))
 
 
-_PERIOD_WORDS = re.compile(r"\bseasons?\b|\bthat year\b", re.IGNORECASE)
-
-
 def _stems(words: set[str]) -> set[str]:
     """Words without a plural "s", so that "titles" and "title" are one context word."""
-    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words}
+    return {stem(w) for w in words}
 
 
 def fact_terms(fact: str, topic: str = "") -> set[str]:
@@ -248,24 +243,6 @@ def place(value: Value | str, kind: str, terms: set[str], read: PassageSlots) ->
     return Placed("conflict", role, shared)
 
 
-def _a_total_of(value: Value | str, fact: str, role: Sentence, kind: str) -> bool:
-    """Whether a number of ``fact``, which gives no period, can be the total of the counts
-    a sentence gives for one period (a year, a season): it gives a count of the same thing
-    (the word after the number: "21 touchdowns"), and the fact's is more than
-    ``TOTAL_OVER_PERIOD`` times it."""
-    if kind != "number" or not role.scoped or not isinstance(value, Value):
-        return False
-    thing = _word_after(fact, value.end)
-    counts = [c for c in role.values[kind] if _word_after(role.text, c.end) == thing]
-    return bool(counts) and all(value.high > TOTAL_OVER_PERIOD * c.high for c in counts)
-
-
-def _word_after(text: str, end: int) -> str:
-    """The stem of the word right after a number ("touchdown" in "21 touchdowns")."""
-    m = re.match(r"\W*([A-Za-z]+)", text[end:])
-    return next(iter(_stems({m.group(1).lower()}))) if m else ""
-
-
 def value_verdict(
     value: Value | str, kind: str, terms: set[str], read: PassageSlots, periodless: str = ""
 ) -> str:
@@ -297,7 +274,10 @@ def value_verdict(
         if placed.role is None:
             return "conflict"
         own_statement = len(terms) >= CONTEXT_WORDS and placed.shared == terms
-        if own_statement and not (periodless and _a_total_of(value, periodless, placed.role, kind)):
+        role = placed.role
+        total = (periodless and kind == "number" and role.scoped and isinstance(value, Value)
+                 and a_total_of(value, periodless, role.values[kind], role.text))  # fmt: skip
+        if own_statement and not total:
             return "conflict"
         return WEAK
     if not terms:
