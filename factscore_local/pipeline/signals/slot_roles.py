@@ -348,3 +348,30 @@ def nationality_verdict(fact: str, roles: PageRoles) -> str | None:
     if not said or not about_topic(fact[: said.start()], roles):
         return None
     return "confirmed" if said.group(1).lower() in roles.nationalities else "conflict"
+
+
+def role_verdict(fact: str, kind: str, values: frozenset, texts, topic: str) -> str | None:
+    """How a fact's values of one kind fare against the roles the passages give values of
+    that kind: ``"conflict"`` (with any role), ``"confirmed"``, ``UNDATED`` (the topic's
+    birth or death, which they do not date) or None where they show none.
+
+    Example:
+        >>> lead = ("Kim Casali (9 September 1941 – 15 June 1997) was a New Zealand "
+        ...         "cartoonist.")
+        >>> fact = "Kim Casali was born in 1944."
+        >>> role_verdict(fact, "year", frozenset(times(fact)), (lead,), "Kim Casali")
+        'conflict'
+    """
+    if kind not in ("year", "number", "nationality"):
+        return None
+    roles = page_roles(tuple(texts), topic)
+    if kind == "year":
+        verdicts = (life_date_verdict(fact, values, roles), work_year_verdict(fact, values, roles))
+    elif kind == "number":
+        verdicts = (age_verdict(fact, roles),)
+    else:
+        verdicts = (nationality_verdict(fact, roles),)
+    for verdict in ("conflict", "confirmed", UNDATED):
+        if verdict in verdicts:
+            return verdict
+    return None

@@ -53,11 +53,7 @@ from factscore_local.pipeline.signals.slot_numbers import PERIOD_WORDS, a_total_
 from factscore_local.pipeline.signals.slot_roles import (
     SENTENCE_END,
     UNDATED,
-    age_verdict,
-    life_date_verdict,
-    nationality_verdict,
-    page_roles,
-    work_year_verdict,
+    role_verdict,
 )
 from factscore_local.pipeline.signals.slot_values import read_values
 from factscore_local.pipeline.signals.vocabulary import NATIONALITIES, OCCUPATIONS
@@ -306,33 +302,13 @@ def slot_conflicts(
             continue
         each = {value_verdict(v, kind, terms, read, periodless) for v in values}
         verdict = next(v for v in ("conflict", WEAK, "unknown", "confirmed") if v in each)
-        role = _role_verdict(fact, kind, values, read.texts, topic)
+        role = role_verdict(fact, kind, values, read.texts, topic)
         if role == UNDATED:  # the page's other years are no evidence against it
             role = "unknown" if verdict == "conflict" else None
-        verdicts[kind] = role or verdict
+        verdicts[kind] = {"conflict": CONTRADICTED}.get(role, role) or verdict
     if place_frame_verdict(fact, lambda: read.frames) == "conflict":
         verdicts["place"] = "conflict"
     return verdicts
-
-
-def _role_verdict(fact: str, kind: str, values: frozenset, texts, topic: str) -> str | None:
-    """How a value fares against the role the passages give values of its kind:
-    ``CONTRADICTED`` (by any role), "confirmed", ``UNDATED`` (the topic's birth or death
-    they do not date), or None where they show none (``slot_roles.py``)."""
-    if kind == "year":
-        roles = page_roles(texts, topic)
-        verdicts = (life_date_verdict(fact, values, roles), work_year_verdict(fact, values, roles))
-    elif kind == "number":
-        verdicts = (age_verdict(fact, page_roles(texts, topic)),)
-    elif kind == "nationality":
-        verdicts = (nationality_verdict(fact, page_roles(texts, topic)),)
-    else:
-        return None
-    if "conflict" in verdicts:
-        return CONTRADICTED
-    if "confirmed" in verdicts:
-        return "confirmed"
-    return UNDATED if UNDATED in verdicts else None
 
 
 def slot_check(fact: str, passages: Sequence[str] | PassageSlots, topic: str = "") -> str:
