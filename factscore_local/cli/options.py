@@ -289,6 +289,7 @@ def estimator_groups() -> dict[str, list[Callable]]:
             SETTINGS_OPTION,
             *map(settings, ("verify_format", "verify_question", "verify_demos")),
             settings("fact_context"),
+            settings("values_as_stated"),
         ],
         RUNTIME: [
             *map(settings, ("cache", "prefix_states", "threads", "batch_bios", "seed")),

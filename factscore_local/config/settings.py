@@ -152,6 +152,14 @@ class EvalConfig:
         "prompt without it (a second, shorter pass per fact).",
         choices=FACT_CONTEXTS,
     )
+    values_as_stated: bool = setting(
+        True,
+        "Judge a fact's loose values (a decade, a century, 'between ... and ...', 'about "
+        "...') in the form its page states them: 'died in the 1940s' is read as 'died in "
+        "1946' where the clause of its role gives 1946, by the LM, NP and the coverage; "
+        "the slot check and the rows keep the fact as written.",
+        negatable=True,
+    )
     verify_format: str = setting(
         "chat",
         "'chat': verification prompts in the model's chat template; 'plain': as text "

@@ -290,6 +290,7 @@ class Estimator:
                 reason=why[i],
                 evidence=signals.evidence[i],
                 block=signals.blocks[i],
+                read_as=None if signals.read_as is None else signals.read_as[i],
                 state=None if signals.states is None else signals.states[i],
                 values={name: values[i] for name, values in recorded.items()},
             )

@@ -58,6 +58,9 @@ class FactResult:
     values: dict[str, float] = field(default_factory=dict)
     reason: str | None = None  # why it is not supported (the rule's explanation)
     block: tuple | None = None  # shared evidence: the passage ids of the block it was judged on
+    # The fact as the LM, NP and the coverage read it, where its loose values were written
+    # as its passages state them ("died in 1946" for "died in the 1940s"); None: as written.
+    read_as: str | None = None
     # The verdict's hidden state, in memory only (a run that reads states: calibrate --head
     # trains on it); never written to a row.
     state: Any = field(default=None, compare=False, repr=False)
@@ -100,6 +103,8 @@ class FactResult:
             out["evidence"] = [e.to_json() for e in self.evidence]
         if self.block is not None:
             out["block"] = list(self.block)
+        if self.read_as is not None:
+            out["read_as"] = self.read_as
         out.update(self.values)
         out["is_supported"] = self.is_supported
         if self.reason is not None:
@@ -118,6 +123,7 @@ class FactResult:
             values=_recorded_values(obj),
             reason=obj.get("reason"),
             block=None if obj.get("block") is None else tuple(obj["block"]),
+            read_as=obj.get("read_as"),
         )
 
 

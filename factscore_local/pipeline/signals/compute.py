@@ -54,6 +54,7 @@ class Signals:
     evidence: list[tuple[Evidence, ...] | None]
     blocks: list[tuple | None]
     states: np.ndarray | None = None
+    read_as: list[str | None] | None = None  # each fact as it was read, where not as written
 
 
 def compute_signals(
@@ -71,4 +72,5 @@ def compute_signals(
             raise ValueError(f"the provider of {provider.name!r} wrote {sorted(written)}, "
                              f"not its declared {list(provider.writes)}")  # fmt: skip
         values.update(written)
-    return Signals(values, context.evidence(), context.blocks(), context.computed_states())
+    return Signals(values, context.evidence(), context.blocks(), context.computed_states(),
+                   context.read_forms())  # fmt: skip

@@ -18,17 +18,20 @@ import numpy as np
 from factscore_local.config import EvalConfig
 from factscore_local.pipeline.components import Components
 from factscore_local.pipeline.records.rows import Evidence
+from factscore_local.pipeline.signals.as_stated import without_loose_values
 from factscore_local.pipeline.signals.candidates import candidate_facts
 from factscore_local.pipeline.signals.passes import (
     NO_RIVALS,
     JudgedPass,
     Rivals,
+    as_stated_queries,
     judged_pass,
     no_context_pass,
     np_values,
     own_coverage,
     own_evidence,
     own_passages,
+    own_readings,
     own_slot_flags,
     rival_queries,
 )
@@ -77,14 +80,32 @@ class SignalContext:
         return own_passages(self.queries, self.parts, self.config.k, self.config.retrieval)
 
     @cached_property
+    def readings(self) -> list:
+        """The slot check's reading of each fact's own top-k (shared by equal top-k)."""
+        return own_readings(self.own_hits)
+
+    @cached_property
+    def read_queries(self) -> list[FactQuery]:
+        """The facts as the LM, NP and the coverage read them: with ``values_as_stated``,
+        each loose value in the form its passages state it (``as_stated.py``)."""
+        if not self.config.values_as_stated:
+            return self.queries
+        return as_stated_queries(self.queries, self.readings)
+
+    @cached_property
     def coverage(self) -> np.ndarray:
-        """The share of each fact's content words its own top-k hold."""
-        return own_coverage(self.queries, self.own_hits)
+        """The share of each fact's content words its own top-k hold (as read: a loose
+        value without a witness counts as no word, ``as_stated.without_loose_values``)."""
+        queries = self.read_queries
+        if self.config.values_as_stated:
+            queries = [q._replace(atom=without_loose_values(q.atom)) for q in queries]
+        return own_coverage(queries, self.own_hits)
 
     @cached_property
     def slot_flags(self) -> np.ndarray:
-        """The slot check by the own top-k: one column per ``SLOT_FLAGS`` entry."""
-        return own_slot_flags(self.queries, self.own_hits)
+        """The slot check by the own top-k (of the fact as written): one column per
+        ``SLOT_FLAGS`` entry."""
+        return own_slot_flags(self.queries, self.readings)
 
     # --- the Retrieve→LM pass -------------------------------------------------------------
     @cached_property
@@ -116,7 +137,7 @@ class SignalContext:
             "states" in self.needs and self.margin_context != "none"
         )
         judged = judged_pass(
-            self.queries + rivals.queries + candidates.queries,
+            self.read_queries + rivals.queries + candidates.queries,
             self.own_hits + rivals.hits + candidates.hits,
             self.parts,
             self.config,
@@ -150,7 +171,7 @@ class SignalContext:
     @cached_property
     def np_scores(self) -> np.ndarray:
         """The NP scorer's probabilities of the facts."""
-        return np_values(self.queries, self.parts, self.config)
+        return np_values(self.read_queries, self.parts, self.config)
 
     @property
     def states(self) -> np.ndarray | None:
@@ -170,6 +191,14 @@ class SignalContext:
         if "own_hits" not in self.__dict__:
             return [None] * len(self.queries)
         return list(own_evidence(self.own_hits))
+
+    def read_forms(self) -> list[str | None]:
+        """Each fact as the LM, NP and the coverage read it where that is not as written
+        (``read_queries``), else None; all None if no pass read them."""
+        if "read_queries" not in self.__dict__:
+            return [None] * len(self.queries)
+        return [None if r.atom == q.atom else r.atom
+                for q, r in zip(self.queries, self.read_queries, strict=True)]  # fmt: skip
 
     def blocks(self) -> list[tuple | None]:
         """The passage ids of the block each fact was judged on, if it was (else None)."""

@@ -16,6 +16,7 @@ from factscore_local.config import EvalConfig
 from factscore_local.pipeline.components import Components
 from factscore_local.pipeline.evidence.blocks import cheaper_per_page, page_blocks, shared_blocks
 from factscore_local.pipeline.records.rows import Evidence
+from factscore_local.pipeline.signals.as_stated import as_stated
 from factscore_local.pipeline.signals.lexical import coverage as lexical_coverage
 from factscore_local.pipeline.signals.lexical import words_of
 from factscore_local.pipeline.signals.query import FactQuery
@@ -260,18 +261,33 @@ def own_coverage(queries: list[FactQuery], hits: list) -> np.ndarray:
     return np.asarray(out, float)
 
 
-def own_slot_flags(queries: list[FactQuery], hits: list) -> np.ndarray:
-    """The slot check of each fact by its own top-k passages (``slots.py``): one row per
-    fact, one column per ``SLOT_FLAGS`` entry."""
-    read: dict[tuple, PassageSlots] = {}  # facts with the same top-k share their reading
+def own_readings(hits: list) -> list[PassageSlots]:
+    """The slot check's reading of each fact's own top-k passages (``slots.read_passages``),
+    read once for the facts with the same top-k."""
+    read: dict[tuple, PassageSlots] = {}
     out = []
-    for q, fact_hits in zip(queries, hits, strict=True):
+    for fact_hits in hits:
         own = [h.passage for h in fact_hits]
         ids = tuple((p.title, p.passage_id) for p in own)
         if ids not in read:
             read[ids] = read_passages([p.clean_text for p in own])
-        out.append(list(passage_slot_flags(q.atom, read[ids], q.topic).values()))
+        out.append(read[ids])
+    return out
+
+
+def own_slot_flags(queries: list[FactQuery], readings: list[PassageSlots]) -> np.ndarray:
+    """The slot check of each fact by its own top-k passages (``slots.py``; ``readings``:
+    ``own_readings``): one row per fact, one column per ``SLOT_FLAGS`` entry."""
+    out = [list(passage_slot_flags(q.atom, read, q.topic).values())
+           for q, read in zip(queries, readings, strict=True)]  # fmt: skip
     return np.asarray(out, float).reshape(len(queries), len(SLOT_FLAGS))
+
+
+def as_stated_queries(queries: list[FactQuery], readings: list[PassageSlots]) -> list[FactQuery]:
+    """The facts with their loose values written as their passages state them
+    (``as_stated.py``): the form the LM, NP and the coverage read."""
+    return [q._replace(atom=as_stated(q.atom, q.topic, read)) if q.topic else q
+            for q, read in zip(queries, readings, strict=True)]  # fmt: skip
 
 
 def np_values(queries: list[FactQuery], parts: Components, config: EvalConfig) -> np.ndarray:

@@ -260,6 +260,18 @@ def life_date_verdict(fact: str, values: frozenset, roles: PageRoles) -> str | N
     return "conflict" if only_life_dates else None
 
 
+def life_event(fact: str, roles: PageRoles) -> Value | None:
+    """The page's date of the topic's birth or of its death, where the fact speaks of
+    that one (and of the topic, not its kin), else None."""
+    birth, death = BIRTH.search(fact), DEATH.search(fact)
+    life = roles.life
+    if life is None or bool(birth) == bool(death):
+        return None
+    if not about_topic(fact[: (birth or death).start()], roles):
+        return None
+    return life.birth if birth else life.death
+
+
 # The age a fact gives at its subject's death: "at the age of 81", "aged 81", "81 years old".
 _AGE = re.compile(
     r"\b(?:at the age of|aged|age of|at age)\s+(\d{1,3})\b|\b(\d{1,3})\s+years?\s+old\b"

@@ -1,0 +1,156 @@
+"""A fact's loose values read as the page states them, for the LM and the lexical reads.
+
+"Frederick Taylor died in the 1940s." is true when the page says he died in 1946, yet a
+small LM judges the decade far less surely than the year, and the decade's words are not
+on the page for the coverage and NP to find: on the true-forms probe the default rejected
+a quarter of such restatements whose originals it accepted. The slot check already reads
+the decade as the years 1940 to 1949 and finds 1946 in a clause with the fact's terms
+("died"); a fact that says "some time in the 1940s" is true exactly when one such time
+is, so the page's own value is a witness of it, and the fact can be judged in that form.
+
+``as_stated`` writes each loose value of a fact (a single decade or century, a range
+given as "between ... and ...", a time or number after "about", "around", "over" and
+the like) as the page's value that lies within it, where a clause sharing the most of the
+fact's terms gives one (the slot check's role, ``slots.place``); the fact as written
+otherwise. A span ("from 1954 to 1957") states a period, not a time within it, and is
+kept; so are points (a year, a date, a count), which the page either gives or not.
+Only the LM's verdict, NP and the coverage read this form; the slot check reads the
+fact as written, and the rows keep it. A loose value left without a witness is no word a
+page writes ("the early 2010s"): the coverage counts the fact's other words
+(``without_loose_values``), and the slot check judges the value.
+
+Example:
+    >>> page = ["Taylor retired in 1938. He died in 1946 in Sydney."]
+    >>> as_stated("Frederick Taylor died in the 1940s.", "Frederick Taylor", page)
+    'Frederick Taylor died in 1946.'
+    >>> as_stated("He died between 1944 and 1948.", "Frederick Taylor", page)
+    'He died in 1946.'
+    >>> as_stated("He died in the 1950s.", "Frederick Taylor", page)
+    'He died in the 1950s.'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from factscore_local.pipeline.signals.slot_intervals import Value
+from factscore_local.pipeline.signals.slot_roles import life_event, page_roles
+from factscore_local.pipeline.signals.slot_values import read_values
+from factscore_local.pipeline.signals.slots import (
+    CONTEXT_WORDS,
+    PassageSlots,
+    fact_terms,
+    read_passages,
+)
+
+# Words that loosen the value after them: "around 2011", "over 60 goals", "c. 1922".
+_LOOSE = re.compile(
+    r"(?:\b(?:about|around|circa|approximately|roughly|nearly|almost|some|over|under|"
+    r"(?:more|less|fewer) than|at least|up to|upwards of|(?:well|just) (?:over|under)|"
+    r"ca\.|approx\.)|(?<![\w.])c\.)\s*$",
+    re.IGNORECASE,
+)
+# ... of which these also open a phrase of their own before a number word: "over two seasons".
+_PREPOSITION_LIKE = re.compile(r"(?:well |just )?(?:over|under|some)\b", re.I)
+_DECADE_OR_CENTURY = re.compile(r"\d0s\b|['’]\d0s\b|\bcentury\b|\bthe\s+\w+ies\b", re.I)
+# Two times joined ("1950s-60s", "the 1960s to the 1980s"), not a part ("mid-1960s").
+_SPAN_WORDS = re.compile(r"[\ds]\s*[–—/-]\s*\S|\b(?:to|and|or|through)\b", re.I)
+_BETWEEN = re.compile(r"^between\b", re.I)
+# Words after which a time needs no preposition of its own ("died in 1946", "by 1950").
+_BEFORE_TIME = re.compile(
+    r"\b(?:in|on|at|by|from|since|until|till|before|after|during|of|circa|c\.)\s*$", re.I
+)
+_KINDS = {"time": "year", "number": "number"}  # a value's kind -> the slot check's slot
+
+
+def _loose_start(fact: str, value: Value) -> int | None:
+    """Where a loose value's text begins (before its loosening word), or None for a value
+    that is no loose one."""
+    before = _LOOSE.search(fact[: value.start])
+    if before and (value.text[:1].isdigit() or not _PREPOSITION_LIKE.match(before.group())):
+        return before.start()
+    if value.kind != "time" or value.ends:
+        return None
+    if _BETWEEN.match(value.text):
+        return value.start
+    if _DECADE_OR_CENTURY.search(value.text) and not _SPAN_WORDS.search(value.text):
+        return value.start
+    return None
+
+
+def _within(inner: Value, outer: Value) -> bool:
+    """Whether ``inner`` is a narrower value that lies wholly within ``outer``."""
+    if inner.kind != outer.kind or inner.dimension != outer.dimension or inner.ends:
+        return False
+    narrower = inner.high - inner.low < outer.high - outer.low
+    return narrower and outer.low <= inner.low and inner.high <= outer.high
+
+
+def _witness(
+    fact: str, value: Value, terms: set[str], read: PassageSlots, topic: str
+) -> Value | None:
+    """The page's value within ``value`` in its role: the topic's birth or death date for
+    a fact of one (``slot_roles.life_event``), else in the clauses that share the most of
+    the fact's terms (at least ``CONTEXT_WORDS``, or all of them); None where none is."""
+    if value.kind == "time":
+        life = life_event(fact, page_roles(read.texts, topic))
+        if life is not None:
+            return life if _within(life, value) else None
+    kind = _KINDS[value.kind]
+    scored = [(len(terms & s.words), s) for s in read.sentences if s.values[kind]]
+    best = max((n for n, _ in scored), default=0)
+    if best < min(CONTEXT_WORDS, len(terms)) or best == 0:
+        return None
+    inside = [v for n, s in scored if n == best for v in s.values[kind] if _within(v, value)]
+    middle = (value.low + value.high) / 2  # "around 2011": the page's 2011 before its 2009
+    return min(inside, key=lambda v: (abs((v.low + v.high) / 2 - middle), v.text), default=None)
+
+
+def as_stated(fact: str, topic: str, passages: Sequence[str] | PassageSlots) -> str:
+    """The fact with each loose value written as the page's value that lies within it, in
+    the clause of the fact's role (see the module's docstring); the fact itself where it
+    has none.
+
+    Args:
+        fact: the fact as written.
+        topic: the bio's topic (its name's words are not the fact's terms).
+        passages: the fact's passages, or ``slots.read_passages`` of them.
+    """
+    values = read_values(fact)
+    if not values:
+        return fact
+    read = passages if isinstance(passages, PassageSlots) else read_passages(passages)
+    terms, written = fact_terms(without_loose_values(fact), topic), fact  # not "circa"
+    end = len(fact)
+    for value in reversed(values):  # right to left: the offsets before each stay valid
+        start = _loose_start(written, value)
+        if start is None or value.end > end:
+            continue
+        witness = _witness(written, value, terms, read, topic)
+        if witness is None:
+            continue
+        text, before = witness.text, fact[:start]
+        if value.kind == "time":
+            day = witness.low == witness.high
+            if not _BEFORE_TIME.search(before):
+                text = ("on " if day else "in ") + text
+            elif day and re.search(r"\bin\s*$", before):  # "in the 1940s" -> "on 3 May 1946"
+                before = re.sub(r"\bin(\s*)$", r"on\1", before)
+        fact = before + text + fact[value.end :]
+        end = start
+    return fact
+
+
+def without_loose_values(fact: str) -> str:
+    """The fact without its loose values and their loosening words.
+
+    Example:
+        >>> without_loose_values("She won the award in the early 2010s.")
+        'She won the award in .'
+    """
+    for value in reversed(read_values(fact)):
+        start = _loose_start(fact, value)
+        if start is not None:
+            fact = fact[:start] + fact[value.end :]
+    return fact

@@ -1,0 +1,73 @@
+"""Loose values read as the page states them (issue 74): a decade, a century, a range given
+as "between ... and ...", an approximation or a rounded count is judged in the form of the
+page's value that lies within it, in the clause of the fact's role; spans, points and values
+the role does not give are judged as written."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from factscore_local.pipeline.signals.as_stated import as_stated
+from tests.conftest import require, require_model
+
+LEAD = "Jo Cox (26 November 1942 – 3 May 1999) was an English drummer."
+CAREER = "He began his career in 1978 as a session drummer. He retired in 1995."
+
+READ = [
+    ("He was born in the 1940s.", "He was born on 26 November 1942."),
+    ("Jo Cox was born in the early 1940s.", "Jo Cox was born on 26 November 1942."),
+    ("He died in the late 20th century.", "He died on 3 May 1999."),
+    ("He died around 1999.", "He died on 3 May 1999."),
+    ("He began his career in the late 1970s.", "He began his career in 1978."),
+    ("He began his career between 1977 and 1980.", "He began his career in 1978."),
+    ("He began his career circa 1978.", "He began his career in 1978."),
+    ("He retired in the mid-1990s.", "He retired in 1995."),
+]
+KEPT = [
+    "He began his career in the 1960s.",  # the role's year lies outside
+    "He began his career in 1978.",  # a point: given or not, nothing to read
+    "He drummed from 1978 to 1995.",  # a span is a period, not a time within it
+    "His brother was born in the 1940s.",  # the birth of his kin, not his own
+    "He toured over two seasons.",  # "over" before a number word opens a phrase
+]
+
+
+@pytest.mark.parametrize(("fact", "read"), READ)
+def test_a_loose_value_is_read_as_the_role_s_value_within_it(fact, read):
+    assert as_stated(fact, "Jo Cox", [LEAD, CAREER]) == read
+
+
+@pytest.mark.parametrize("fact", KEPT)
+def test_spans_points_and_values_outside_the_role_are_read_as_written(fact):
+    assert as_stated(fact, "Jo Cox", [LEAD, CAREER]) == fact
+
+
+def test_a_rounded_count_is_read_as_the_page_s_count():
+    page = ["She wrote 63 novels and 12 plays."]
+    assert as_stated("She wrote more than 60 novels.", "Ann Lee", page) == "She wrote 63 novels."
+    assert as_stated("She wrote about 60 novels.", "Ann Lee", page) == "She wrote 63 novels."
+    assert as_stated("She wrote over 70 novels.", "Ann Lee", page) == "She wrote over 70 novels."
+
+
+@pytest.mark.slow
+def test_the_lm_judges_the_stated_form_and_the_row_keeps_the_fact(xml_index, tmp_path):
+    """With the small LM on Einstein's page: the decade fact is judged exactly as the
+    fact in the page's form would be (same margin and NP), its row keeps the decade and
+    records the form read; with ``values_as_stated`` off it is judged as written."""
+    from factscore_local.config import EvalConfig
+    from factscore_local.model_store import SMALL_LM
+    from factscore_local.pipeline.estimator import Estimator
+
+    require_model(SMALL_LM)
+    config = EvalConfig(index=require(xml_index), lm=SMALL_LM, verifier="retrieve-lm+np",
+                        evidence="page", cache=tmp_path / "c.db")  # fmt: skip
+    topic, fact = "Albert Einstein", "Albert Einstein was born in the 1870s."
+    (loose,) = Estimator(config).verify([(topic, topic, fact)])
+    assert loose.atom == fact and loose.read_as == "Albert Einstein was born on 14 March 1879."
+    assert loose.to_json()["read_as"] == loose.read_as
+    as_written = Estimator(replace(config, values_as_stated=False))
+    stated, plain = as_written.verify([(topic, topic, loose.read_as), (topic, topic, fact)])
+    assert (loose.margin, loose.np) == (stated.margin, stated.np)
+    assert plain.read_as is None and plain.margin != loose.margin
