@@ -10,11 +10,10 @@ confirms. The originals' model results come from the committed caches; the resta
 need new forward passes (a short tail after the page prefix, which ``--prefix-states``
 keeps); export them (``fscore cache export``) so that the record replays.
 
-Example:
+Example (the record's seeds: ``python -m scripts.suite``'s slot-check suite):
     python -m scripts.bench_true_forms --index bench-out/dev-index \\
         --cache bench-out/true-forms-cache.db --prefix-states bench-out/prefix-states \\
-        --seed-cache scripts/cache/dev-tables-98.jsonl.gz \\
-        --seed-cache scripts/cache/true-forms.jsonl.gz --results true-forms-98
+        --seed-cache scripts/cache/as-stated-98.jsonl.gz --results true-forms-98
 """
 
 from __future__ import annotations
@@ -66,13 +65,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=0, help="seed of the restated forms")
     ap.add_argument("--sample", type=int, default=0, help="also write N pairs for a hand check")
     ap.add_argument("--sample-seed", type=int, default=1)
-    ap.add_argument("--hand-check", type=Path, default=None,
-                    help="JSON {form: [checked, true]} of a hand-checked sample")  # fmt: skip
+    ap.add_argument("--hand-check", type=Path, help="JSON {form: [checked, true]} of a sample")
+    ap.add_argument("--as-written", action="store_true", help="--no-values-as-stated")
     ap.add_argument("--no-lm", action="store_true", help="make the pairs only (no verifier)")
     ap.add_argument("--pairs-out", type=Path, default=BENCH_OUT / "true-forms-pairs.jsonl")
     ap.add_argument("--results", default="true-forms-slice", help="results file name")
-    ap.add_argument("--results-out", type=Path, default=None,
-                    help="write the results file here (the checker's replay)")  # fmt: skip
+    ap.add_argument("--results-out", type=Path, help="write the results file here (replays)")
     return ap.parse_args(argv)
 
 
@@ -104,7 +102,8 @@ def verify(args, queries: list[tuple[str, str, str]]):
 
     config = build_config({"index": args.index, "lm": args.lm, "cache": args.cache,
                            "evidence": "page", "use_atomic_facts": True, "gamma": 0,
-                           "prefix_states": args.prefix_states})  # fmt: skip
+                           "prefix_states": args.prefix_states,
+                           "values_as_stated": not args.as_written})  # fmt: skip
     log(TAG, f"{config.verifier}: {len(queries)} facts")
     return config.verifier, Estimator(config).verify(queries)
 
@@ -192,6 +191,7 @@ def main(argv: list[str] | None = None) -> None:
     print(json.dumps(report, indent=1))
     data = {"labeled": "factscore/labeled-dev (S human atomic facts)", "index": "dev-index",
             "topics": len(topics), "topic_half": args.half, "pairs": len(pairs),
+            "values_as_stated": not args.as_written,
             "pairs_per_form": dict(forms), "seed": args.seed, "per_form_per_topic": args.per_form,
             "default_verifier": verifier,
             "signals": {"restated": signal_arrays(restated)["margin"].size}}  # fmt: skip

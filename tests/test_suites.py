@@ -68,7 +68,7 @@ def test_list_and_dry_run_print_the_cells(capsys):
     assert suite.main(["dry-run", "paper-tables", "--cell", "tables-10"]) == 0
     out = capsys.readouterr().out
     assert "python -m scripts.reproduce_tables --index" in out and "--topics 10" in out
-    assert out.count("--seed-cache") == 3
+    assert out.count("--seed-cache") == 4
 
 
 def test_a_cell_reads_several_seed_sets_in_order(tmp_path, monkeypatch):

@@ -14,16 +14,17 @@ from scripts.common import ROOT
 
 NAME = "veto-precision"
 GUIDE = ROOT / "docs" / "guide" / "contradictions.md"
-SOURCES = ("veto-precision-98", "true-forms-98")
+SOURCES = ("veto-precision-98", "true-forms-98", "true-forms-98-as-written")
 
 
 def _pct(value) -> str:
     return "–" if value is None else f"{value:.1f}"
 
 
-def veto_block(vetoes: dict, forms: dict | None) -> str:
+def veto_block(vetoes: dict, forms: dict | None, written: dict | None = None) -> str:
     """The block: the default's vetoes on the human facts by kind (how many, how many on
-    facts labeled S, the precision), then the true-forms probe by form (where recorded)."""
+    facts labeled S, the precision), then the true-forms probe by form (where recorded;
+    ``written``: the same probe with loose values judged as written)."""
     f = vetoes["figures"]
     kinds = [k.split("/")[1] for k in f if k.startswith("vetoes/") and k.endswith("/vetoes")]
     rows = [[kind, f[f"vetoes/{kind}/vetoes"], f[f"vetoes/{kind}/on_S"],
@@ -45,22 +46,33 @@ def veto_block(vetoes: dict, forms: dict | None) -> str:
         g = forms["figures"]
         names = [k.split("/")[1] for k in g if k.startswith("forms/") and k.endswith("/pairs")]
         rows = [[n, g[f"forms/{n}/pairs"], _pct(g.get(f"forms/{n}/accepted")),
+                 _pct(g.get(f"forms/{n}/originals_accepted")),
                  _pct(g.get(f"forms/{n}/accepted_where_original_is")),
                  _pct(g.get(f"forms/{n}/slot_check_not_vetoed"))] for n in names]  # fmt: skip
+        w = written["figures"] if written else {}
+        if w:
+            for row, n in zip(rows, names, strict=True):
+                row.insert(5, _pct(w.get(f"forms/{n}/accepted_where_original_is")))
         lines += [
             md_table(
                 [
                     "form",
                     "pairs",
                     "accepted (%)",
+                    "originals accepted (%)",
                     "accepted where the original is (%)",
+                    *(["... judged as written (%)"] if w else []),
                     "not vetoed by the slot check (%)",
                 ],
                 rows,
             ),  # fmt: skip
             "Supported dev facts with their value restated from the page's own value, so "
             "that they still hold (`factscore_local.labels.true_forms`), decided by the "
-            f"default ([the record](../benchmarks/{forms['name']}.md)).",
+            "default, which judges a loose value in the form its page states it "
+            "(`values_as_stated`, below) "
+            f"([the record](../benchmarks/{forms['name']}.md)); *judged as written*: the "
+            "same pairs with `--no-values-as-stated`"
+            + (f" ([its record](../benchmarks/{written['name']}.md))." if w else "."),
         ]
     return "\n\n".join(lines) + "\n"
 
@@ -75,4 +87,5 @@ def splice_guide(guide: Path = GUIDE) -> bool:
     vetoes = read_record(SOURCES[0])
     if vetoes is None or not guide.exists():
         return False
-    return splice_blocks(guide, {NAME: veto_block(vetoes, read_record(SOURCES[1]))})
+    forms, written = read_record(SOURCES[1]), read_record(SOURCES[2])
+    return splice_blocks(guide, {NAME: veto_block(vetoes, forms, written)})

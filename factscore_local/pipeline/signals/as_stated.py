@@ -16,8 +16,9 @@ otherwise. A span ("from 1954 to 1957") states a period, not a time within it, a
 kept; so are points (a year, a date, a count), which the page either gives or not.
 Only the LM's verdict, NP and the coverage read this form; the slot check reads the
 fact as written, and the rows keep it. A loose value left without a witness is no word a
-page writes ("the early 2010s"): the coverage counts the fact's other words
-(``without_loose_values``), and the slot check judges the value.
+page writes ("the early 2010s"): the coverage counts it as one word, found where a clause
+that shares one of the fact's terms states a value that meets it (``loose_values_stated``;
+a page names many years, so anywhere would find most decades).
 
 Example:
     >>> page = ["Taylor retired in 1938. He died in 1946 in Sydney."]
@@ -34,7 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from factscore_local.pipeline.signals.slot_intervals import Value
+from factscore_local.pipeline.signals.slot_intervals import Value, stated_in
 from factscore_local.pipeline.signals.slot_roles import life_event, page_roles
 from factscore_local.pipeline.signals.slot_values import read_values
 from factscore_local.pipeline.signals.slots import (
@@ -121,7 +122,7 @@ def as_stated(fact: str, topic: str, passages: Sequence[str] | PassageSlots) -> 
     if not values:
         return fact
     read = passages if isinstance(passages, PassageSlots) else read_passages(passages)
-    terms, written = fact_terms(without_loose_values(fact), topic), fact  # not "circa"
+    terms, written = fact_terms(without_loose_values(fact)[0], topic), fact  # not "circa"
     end = len(fact)
     for value in reversed(values):  # right to left: the offsets before each stay valid
         start = _loose_start(written, value)
@@ -142,15 +143,40 @@ def as_stated(fact: str, topic: str, passages: Sequence[str] | PassageSlots) -> 
     return fact
 
 
-def without_loose_values(fact: str) -> str:
-    """The fact without its loose values and their loosening words.
+def without_loose_values(fact: str) -> tuple[str, list[Value]]:
+    """The fact without its loose values (and their loosening words), and those values.
 
     Example:
-        >>> without_loose_values("She won the award in the early 2010s.")
-        'She won the award in .'
+        >>> text, loose = without_loose_values("She won the award in the early 2010s.")
+        >>> text, [v.text for v in loose]
+        ('She won the award in .', ['the early 2010s'])
     """
+    loose = []
     for value in reversed(read_values(fact)):
         start = _loose_start(fact, value)
         if start is not None:
             fact = fact[:start] + fact[value.end :]
-    return fact
+            loose.append(value)
+    return fact, loose[::-1]
+
+
+def loose_values_stated(fact: str, topic: str, read: PassageSlots) -> tuple[str, tuple[int, int]]:
+    """The fact without its loose values, and how many of them its passages state in a
+    clause that shares one of the fact's terms (a value there meets it) and how many not:
+    the coverage's (found, not found) words for them.
+
+    Example:
+        >>> read = read_passages(["She won the award in 2012. She moved to Rome in 1995."])
+        >>> loose_values_stated("She won the award in the early 2010s.", "Ann Lee", read)
+        ('She won the award in .', (1, 0))
+        >>> loose_values_stated("She won the award in the 1990s.", "Ann Lee", read)
+        ('She won the award in .', (0, 1))
+    """
+    text, loose = without_loose_values(fact)
+    terms = fact_terms(text, topic)
+    found = 0
+    for value in loose:
+        kind = _KINDS[value.kind]
+        clauses = [c.values[kind] for c in read.sentences if not terms or terms & c.words]
+        found += any(stated_in(value, values) for values in clauses)
+    return text, (found, len(loose) - found)

@@ -18,7 +18,7 @@ import numpy as np
 from factscore_local.config import EvalConfig
 from factscore_local.pipeline.components import Components
 from factscore_local.pipeline.records.rows import Evidence
-from factscore_local.pipeline.signals.as_stated import without_loose_values
+from factscore_local.pipeline.signals.as_stated import loose_values_stated
 from factscore_local.pipeline.signals.candidates import candidate_facts
 from factscore_local.pipeline.signals.passes import (
     NO_RIVALS,
@@ -95,11 +95,17 @@ class SignalContext:
     @cached_property
     def coverage(self) -> np.ndarray:
         """The share of each fact's content words its own top-k hold (as read: a loose
-        value without a witness counts as no word, ``as_stated.without_loose_values``)."""
-        queries = self.read_queries
-        if self.config.values_as_stated:
-            queries = [q._replace(atom=without_loose_values(q.atom)) for q in queries]
-        return own_coverage(queries, self.own_hits)
+        value without a witness is one word, found where a clause with one of the fact's
+        terms states a value meeting it, ``as_stated.loose_values_stated``)."""
+        if not self.config.values_as_stated:
+            return own_coverage(self.queries, self.own_hits)
+        read = self.read_queries
+        stripped = [
+            loose_values_stated(q.atom, q.topic, r)
+            for q, r in zip(read, self.readings, strict=True)
+        ]
+        queries = [q._replace(atom=text) for q, (text, _) in zip(read, stripped, strict=True)]
+        return own_coverage(queries, self.own_hits, [counted for _, counted in stripped])
 
     @cached_property
     def slot_flags(self) -> np.ndarray:

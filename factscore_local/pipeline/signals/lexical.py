@@ -20,13 +20,18 @@ def content_words(text: str) -> set[str]:
     return {w for w in WORD.findall(text.lower()) if w not in STOPWORDS}
 
 
-def coverage(atom: str, topic: str, evidence_words: set[str]) -> float:
+def coverage(
+    atom: str, topic: str, evidence_words: set[str], values: tuple[int, int] = (0, 0)
+) -> float:
     """The share of the fact's content words beyond the topic's name found in
-    ``evidence_words`` (1.0 when the fact has none left to find)."""
+    ``evidence_words`` (1.0 when the fact has none left to find); ``values``: values of the
+    fact counted as one word each besides, (found, not found) (its loose values without a
+    witness, taken out of ``atom``)."""
     words = content_words(atom) - content_words(topic)
-    if not words:
+    total = len(words) + sum(values)
+    if not total:
         return 1.0
-    return sum(w in evidence_words for w in words) / len(words)
+    return (sum(w in evidence_words for w in words) + values[0]) / total
 
 
 def words_of(passages: Iterable[tuple[str, str]]) -> set[str]:

@@ -246,18 +246,22 @@ def judged_pass(
     return JudgedPass(margins, statement_p, block_ids, states)
 
 
-def own_coverage(queries: list[FactQuery], hits: list) -> np.ndarray:
+def own_coverage(
+    queries: list[FactQuery], hits: list, values: list[tuple[int, int]] | None = None
+) -> np.ndarray:
     """The share of each fact's content words its own top-k passages hold (``lexical.py``).
     By the own top-k, whatever block the fact is judged on: a long block holds most words
-    of a page (the own top-k separate better: AUC 0.833 vs 0.829)."""
+    of a page (the own top-k separate better: AUC 0.833 vs 0.829). ``values``: each fact's
+    values counted as words besides, (found, not found) (``lexical.coverage``)."""
     words: dict[tuple, set[str]] = {}  # facts with the same top-k share their words
     out = []
-    for q, fact_hits in zip(queries, hits, strict=True):
+    values = values or [(0, 0)] * len(queries)
+    for q, fact_hits, counted in zip(queries, hits, values, strict=True):
         own = [h.passage for h in fact_hits]
         ids = tuple((p.title, p.passage_id) for p in own)
         if ids not in words:
             words[ids] = words_of((p.title, p.text) for p in own)
-        out.append(lexical_coverage(q.atom, q.topic, words[ids]))
+        out.append(lexical_coverage(q.atom, q.topic, words[ids], counted))
     return np.asarray(out, float)
 
 
