@@ -2,8 +2,9 @@
 
 "Frederick Taylor died in the 1940s." is true when the page says he died in 1946, yet a
 small LM judges the decade far less surely than the year, and the decade's words are not
-on the page for the coverage and NP to find: on the true-forms probe the default rejected
-a quarter of such restatements whose originals it accepted. The slot check already reads
+on the page for the coverage and NP to find: on the true-forms probe (``true-forms-98``
+beside ``true-forms-98-as-written``) the default rejected many such restatements of facts
+it accepts as first written. The slot check already reads
 the decade as the years 1940 to 1949 and finds 1946 in a clause with the fact's terms
 ("died"); a fact that says "some time in the 1940s" is true exactly when one such time
 is, so the page's own value is a witness of it, and the fact can be judged in that form.
