@@ -120,8 +120,8 @@ def as_stated(fact: str, topic: str, passages: Sequence[str] | PassageSlots) -> 
         passages: the fact's passages, or ``slots.read_passages`` of them.
     """
     values = read_values(fact)
-    if not values:
-        return fact
+    if all(_loose_start(fact, v) is None for v in values):
+        return fact  # most facts: no slot reading, no terms
     read = passages if isinstance(passages, PassageSlots) else read_passages(passages)
     terms, written = fact_terms(without_loose_values(fact)[0], topic), fact  # not "circa"
     end = len(fact)
@@ -174,6 +174,8 @@ def loose_values_stated(fact: str, topic: str, read: PassageSlots) -> tuple[str,
         ('She won the award in .', (0, 1))
     """
     text, loose = without_loose_values(fact)
+    if not loose:
+        return text, (0, 0)
     terms = fact_terms(text, topic)
     found = 0
     for value in loose:
