@@ -71,11 +71,13 @@ def default_rule():
     return get_verifier("default"), Thresholds(weights=shipped.settings["rule_weights"])
 
 
-def decide(fact: str, passages: list[str], topic: str) -> tuple[bool, str | None]:
-    """The default's decision and reason for a fact whose LM signals say true (a high
-    margin, NP and coverage: the LM believes the swapped value), with its slot flags."""
+def decide(
+    fact: str, passages: list[str], topic: str, margin: float = 3.0
+) -> tuple[bool, str | None]:
+    """The default's decision and reason for a fact whose LM signals say true (by default a
+    high margin, NP and coverage: the LM believes the swapped value), with its slot flags."""
     flags = slot_flags(fact, passages, topic)
-    values = {"margin": np.array([3.0]), "np": np.array([0.9]), "coverage": np.array([1.0]),
+    values = {"margin": np.array([margin]), "np": np.array([0.9]), "coverage": np.array([1.0]),
               **{f"slot_{k}": np.array([v]) for k, v in flags.items()}}  # fmt: skip
     verifier, thresholds = default_rule()
     supported = verifier.decide(values, thresholds, 1)
@@ -104,6 +106,47 @@ def test_a_swapped_nationality_conflicts_with_the_lead_s():
     assert slot_flags(fact, [LEAD], "Ann Lee")["nationality"] == 1.0
     detail = conflict_detail(fact, "nationality", [("p0", LEAD)], "Ann Lee")
     assert detail.startswith("canadian, where p0 gives its lead's nationality as american")
+
+
+def test_a_swapped_person_the_page_names_elsewhere_is_rejected_naming_the_role():
+    """John Smith is on the page, as her co-star; her husband is Tom Hardy. No flag weighs
+    a person (``person_roles.py``): the LM's doubt rejects the fact, and its reason says
+    whom the page gives the role."""
+    supported, why = decide("She married John Smith.", [LEAD], "Ann Lee", margin=-3.0)
+    assert not supported
+    assert "spouse John Smith, where p0 gives the spouse as Tom Hardy" in why, why
+    _, why = decide("She married Tom Hardy in 1971.", [LEAD], "Ann Lee", margin=-3.0)
+    assert "spouse" not in why, why  # the page gives her him: nothing to name
+    assert slot_flags("She married John Smith.", [LEAD], "Ann Lee") == slot_flags(
+        "She married Tom Hardy.", [LEAD], "Ann Lee"
+    )
+
+
+@pytest.mark.parametrize(
+    ("fact", "role"),
+    [("His mother was Ada Byron.", "mother Ada Byron"),
+     ("Ada Byron was his mother.", "mother Ada Byron"),
+     ("His father, Carl Weiss, was a banker.", "father Carl Weiss"),
+     ("He married Ada Byron.", "spouse Ada Byron")],
+)  # fmt: skip
+def test_a_parent_or_spouse_of_another_name_is_named_in_the_reason(fact, role):
+    page = ("Max Holt (1901–1970) was a German chemist. His mother, Ida Holt, raised him "
+            "alone. His father was Otto Holt. He married Lena Marx in 1930. He met Ada Byron and "
+            "Carl Weiss in Berlin.")  # fmt: skip
+    detail = conflict_detail(fact, "person", [("p0", page)], "Max Holt")
+    assert detail.startswith(role), detail
+
+
+@pytest.mark.parametrize(
+    "fact",
+    ["His daughter married Ada Byron.",  # a relative's spouse, not his
+     "He married Lena Marx.",  # the page's own
+     "His wife is German.",  # a nationality, no person
+     "He worked with Ada Byron."],  # no role the check reads
+)  # fmt: skip
+def test_roles_of_others_and_the_page_s_own_persons_are_not_named(fact):
+    page = "Max Holt was a chemist. He married Lena Marx in 1930. He met Ada Byron in Berlin."
+    assert conflict_detail(fact, "person", [("p0", page)], "Max Holt") == ""
 
 
 def test_the_demo_s_birth_year_is_vetoed_citing_the_lead_s_birth_date(xml_index):

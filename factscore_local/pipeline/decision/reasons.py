@@ -114,6 +114,8 @@ def _fitted_reason(
     if conflicts:
         said = detail(i, conflicts[0]) if detail else ""
         low.append(f"a conflicting {' and '.join(conflicts)} slot" + (f" ({said})" if said else ""))
+    elif detail and (said := detail(i, "person")):  # named, not weighed: see person_roles
+        low.append(f"a role the passages give another person ({said})")
     if score is None:
         return "; ".join(low) or "the margin and NP ensemble said no"
     return f"fitted score {score:+.2f}, not above 0" + (f": {', '.join(low)}" if low else "")

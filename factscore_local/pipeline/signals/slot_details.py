@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from factscore_local.pipeline.signals.person_roles import person_role_conflict
 from factscore_local.pipeline.signals.place_frames import frame_stem, frames, sentence_frames
 from factscore_local.pipeline.signals.slot_intervals import stated_in
 from factscore_local.pipeline.signals.slot_roles import (
@@ -70,7 +71,8 @@ def conflict_detail(
         fact: the fact.
         kind: ``number``, ``year``, ``nationality``, ``place`` or ``other`` (the first
             kind that conflicts without a flag of its own: an occupation, or a value
-            weighed rather than vetoed).
+            weighed rather than vetoed); or ``person``: a person of the fact in a role of
+            the topic that its passages give another (``person_roles.py``), "" where none.
         passages: (label, text) of its passages, e.g. ('"Abraham Lincoln" #3', text).
         topic: the bio's topic; by default the title of the first label of the form
             '"Title" #id' (the page the passages come from).
@@ -85,6 +87,8 @@ def conflict_detail(
     """
     if kind == "place":
         return _place_detail(fact, passages)
+    if kind == "person":
+        return _person_detail(fact, passages, topic)
     if not passages:
         return _listed(slots(fact).get(kind, ())) or kind
     if not topic:
@@ -178,3 +182,15 @@ def _place_detail(fact: str, passages: Sequence[tuple[str, str]]) -> str:
                         return (f"'{word} {preposition} {place_}', where {label} gives "
                                 f"'{w} {p} {other}': \"{_snippet(sentence, other)}\"")  # fmt: skip
     return ", ".join(f"'{w} {p} {x}'" for w, p, x in own) or "its place"
+
+
+def _person_detail(fact: str, passages: Sequence[tuple[str, str]], topic: str) -> str:
+    if not topic and passages:
+        title = _LABEL_TITLE.match(passages[0][0])
+        topic = title.group(1) if title else ""
+    found = person_role_conflict(fact, topic, [text for _, text in passages])
+    if found is None:
+        return ""
+    label = _label_of(found.sentence, passages)
+    return (f"{found.role} {found.name}, where {label} gives the {found.role} as "
+            f"{found.other}: \"{_snippet(found.sentence, found.other)}\"")  # fmt: skip
