@@ -142,7 +142,8 @@ def test_a_parent_or_spouse_of_another_name_is_named_in_the_reason(fact, role):
     ["His daughter married Ada Byron.",  # a relative's spouse, not his
      "He married Lena Marx.",  # the page's own
      "His wife is German.",  # a nationality, no person
-     "He worked with Ada Byron."],  # no role the check reads
+     "He worked with Ada Byron.",  # no role the check reads
+     "He lived in Berlin, his wife with him."],  # a place before ", his wife"
 )  # fmt: skip
 def test_roles_of_others_and_the_page_s_own_persons_are_not_named(fact):
     page = "Max Holt was a chemist. He married Lena Marx in 1930. He met Ada Byron in Berlin."

@@ -59,7 +59,7 @@ _NAME_THEN_ROLE = re.compile(
     r"late|future|former)\s+)?(mother|father|wife|husband|spouse)\b(\s+of\b)?",
     re.IGNORECASE,
 )
-# Lowercase words inside a name ("Hamida al-Attas" aside: "Ludwig van Beethoven").
+# Lowercase words inside a name: "Ludwig van Beethoven" ("al-Attas" is one word).
 _PARTICLES = {"de", "da", "del", "della", "der", "van", "von", "bin", "ibn", "al", "la", "le",
               "du", "di", "dos", "das", "y"}  # fmt: skip
 _TOKEN = re.compile(r"[^\W\d_][\w'’.-]*")
@@ -109,15 +109,15 @@ def _name_after(text: str) -> str | None:
 
 
 def _name_before(text: str) -> str | None:
-    """The capitalised name a text ends with."""
-    if not re.search(r"[^\W\d_]\.?\s*$", text):
-        return None  # a comma or another mark ends the text: no name right before the role
+    """The capitalised name a text ends with (nothing but spaces after it)."""
     words: list[str] = []
-    for token in reversed(_TOKEN.findall(text)):
-        token = token.rstrip(".")
-        if not _name_word(token, words):
-            break
+    end = len(text.rstrip())
+    for match in reversed(list(_TOKEN.finditer(text))):
+        token = match.group().rstrip(".")
+        if text[match.end() : end].strip() or not _name_word(token, words):
+            break  # a comma or another mark, or a word of no name, ends it
         words.insert(0, token)
+        end = match.start()
     while words and words[0].lower() in _PARTICLES:
         words.pop(0)
     return " ".join(words) or None
@@ -161,8 +161,8 @@ def people_in_roles(sentence: str, topic: str) -> list[tuple[str, str]]:
             found.append((ROLES[match.group(1).lower()], name))
     for match in _NAME_THEN_ROLE.finditer(sentence):
         name = _name_before(sentence[: match.start()])
-        if not _a_person(name, topic_words):
-            continue
+        if not _a_person(name, topic_words) or len(name.split()) < 2:
+            continue  # "in Paris, his wife ...": one word before the role may be a place
         if match.group(2):  # "X was the mother of Y": Y must be the topic
             whose = _name_after(sentence[match.end() :])
             if not whose or not set(whose.lower().split()) <= topic_words:
