@@ -55,6 +55,9 @@ def test_the_checker_passes_the_recorded_blas_to_the_replay(tmp_path, monkeypatc
 
 @pytest.mark.parametrize("name", ["stance-head", "heads-98-0.5b"])
 def test_the_heads_records_name_their_blas(name):
-    """Their MLP figures reproduce only under the kernel and threads they ran with."""
+    """Their MLP figures reproduce only under the kernel and threads they ran with, which
+    the replay then forces: whichever kernel the recording machine chose (SkylakeX with
+    AVX-512, Haswell without), on the 2 cores of record."""
     record = common.read_results(common.RESULTS / f"{name}.json")
-    assert record["machine"]["blas"] == {"kernel": "SkylakeX", "threads": 2}
+    blas_of_record = record["machine"]["blas"]
+    assert blas_of_record["kernel"] in {"SkylakeX", "Haswell"} and blas_of_record["threads"] == 2
