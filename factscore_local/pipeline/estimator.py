@@ -38,6 +38,7 @@ from factscore_local.pipeline.records.labeled import (
 )
 from factscore_local.pipeline.records.rows import BioRow, FactResult, HumanSide, recorded_value
 from factscore_local.pipeline.signals.compute import FactQuery, compute_signals
+from factscore_local.pipeline.signals.person_roles import names_a_role
 from factscore_local.pipeline.signals.slot_details import conflict_detail
 
 
@@ -298,7 +299,11 @@ class Estimator:
         ]
 
     def _conflict(self, atom: str, kind: str, evidence) -> str:
-        """The values of a fact's conflicting slot, quoted from its own top-k passages."""
+        """The values of a fact's conflicting slot, quoted from its own top-k passages (or
+        the person its passages give the fact's role: asked of every rejected fact, most
+        of which name no role, so their passages are not read for it)."""
+        if kind == "person" and not names_a_role(atom):
+            return ""
         knowledge = self.components.knowledge
         passages = [
             (f'"{e.title}" #{e.passage_id}', knowledge.passage(e.passage_id).clean_text)

@@ -123,7 +123,7 @@ def as_stated(fact: str, topic: str, passages: Sequence[str] | PassageSlots) -> 
     if all(_loose_start(fact, v) is None for v in values):
         return fact  # most facts: no slot reading, no terms
     read = passages if isinstance(passages, PassageSlots) else read_passages(passages)
-    terms, written = fact_terms(without_loose_values(fact)[0], topic), fact  # not "circa"
+    terms, written = fact_terms(without_loose_values(fact, values)[0], topic), fact  # not "circa"
     end = len(fact)
     for value in reversed(values):  # right to left: the offsets before each stay valid
         start = _loose_start(written, value)
@@ -144,8 +144,11 @@ def as_stated(fact: str, topic: str, passages: Sequence[str] | PassageSlots) -> 
     return fact
 
 
-def without_loose_values(fact: str) -> tuple[str, list[Value]]:
-    """The fact without its loose values (and their loosening words), and those values.
+def without_loose_values(
+    fact: str, values: Sequence[Value] | None = None
+) -> tuple[str, list[Value]]:
+    """The fact without its loose values (and their loosening words), and those values
+    (``values``: ``read_values`` of the fact, when already read).
 
     Example:
         >>> text, loose = without_loose_values("She won the award in the early 2010s.")
@@ -153,7 +156,7 @@ def without_loose_values(fact: str) -> tuple[str, list[Value]]:
         ('She won the award in .', ['the early 2010s'])
     """
     loose = []
-    for value in reversed(read_values(fact)):
+    for value in reversed(read_values(fact) if values is None else values):
         start = _loose_start(fact, value)
         if start is not None:
             fact = fact[:start] + fact[value.end :]

@@ -34,18 +34,19 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from factscore_local.pipeline.signals.slot_roles import SENTENCE_END
+from factscore_local.pipeline.signals.slot_roles import KIN, SENTENCE_END
 from factscore_local.pipeline.signals.vocabulary import NATIONALITIES
 
 ROLES = {"mother": "mother", "father": "father", "wife": "spouse", "husband": "spouse",
          "spouse": "spouse", "married": "spouse"}  # fmt: skip
-# Words before a role that make it someone else's: "his daughter married", "Smith's wife".
+# Words before a role that make it someone else's: a relative ("his daughter married"),
+# and besides those of ``slot_roles.KIN``, a possessive ("Smith's wife") or a part played.
 _OTHERS = re.compile(
-    r"\b(?:sons?|daughters?|brothers?|sisters?|child|children|cousins?|nephews?|nieces?|"
-    r"grand\w+|uncles?|aunts?|parents?|in-laws?|step\w+|friends?|partners?|mother|father|"
-    r"wife|husband|spouse|widow|widower|character|role|played|portrayed)\b|['’]s\b",
+    rf"{KIN.pattern}|\b(?:cousins|nephews|nieces|uncles|aunts|in-laws?|step\w+|friends?|"
+    r"partners|widow|widower|character|role|played|portrayed)\b|['’]s\b",
     re.IGNORECASE,
 )
+_ROLE_WORD = re.compile(r"\b(?:mother|father|wife|husband|spouse|married)\b", re.IGNORECASE)
 # The role word, then what may stand before its person: "married X", "married to X", "his
 # wife, X", "her mother was X", "husband was the actor X".
 _ROLE_THEN_NAME = re.compile(
@@ -68,8 +69,6 @@ _NOT_NAMES = {"He", "She", "His", "Her", "They", "Their", "The", "In", "On", "At
               "Before", "When", "Later", "During", "By", "It", "A", "An", "Sir", "Dame", "Mr",
               "Mrs", "Ms", "Dr", "January", "February", "March", "April", "May", "June",
               "July", "August", "September", "October", "November", "December"}  # fmt: skip
-
-
 _DEMONYMS = frozenset(NATIONALITIES)
 
 
@@ -152,7 +151,16 @@ def people_in_roles(sentence: str, topic: str) -> list[tuple[str, str]]:
         >>> people_in_roles("Maria Jane Dyer was his mother.", "Frederick Taylor")
         [('mother', 'Maria Jane Dyer')]
     """
-    topic_words = _topic_words(topic)
+    return _roles_in(sentence, _topic_words(topic))
+
+
+def names_a_role(fact: str) -> bool:
+    """Whether a fact has a word of the roles read here (a cheap test before its passages
+    are read: ``people_in_roles`` finds none without one)."""
+    return bool(_ROLE_WORD.search(fact))
+
+
+def _roles_in(sentence: str, topic_words: set[str]) -> list[tuple[str, str]]:
     found = []
     for match in _ROLE_THEN_NAME.finditer(sentence):
         name = _name_after(sentence[match.end() :])
@@ -182,15 +190,15 @@ def person_role_conflict(fact: str, topic: str, passages: Sequence[str]) -> Role
     """The fact's person in a role of the topic and the passages' other person in it (see
     the module's docstring); None where the fact gives no such role, the passages give it
     no one, or a sentence of theirs that gives the role writes the fact's person."""
-    own = people_in_roles(fact, topic)
+    topic_words = _topic_words(topic)
+    own = _roles_in(fact, topic_words)
     if not own:
         return None
-    topic_words = _topic_words(topic)
     sentences = [s.strip() for text in passages for s in SENTENCE_END.split(text) if s.strip()]
     for role, name in own:
         rival = None
         for sentence in sentences:
-            given = [other for r, other in people_in_roles(sentence, topic) if r == role]
+            given = [other for r, other in _roles_in(sentence, topic_words) if r == role]
             if given and _written_in(name, sentence, topic_words):
                 break  # the passages give the fact's person in this role
             if given and rival is None:

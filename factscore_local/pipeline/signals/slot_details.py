@@ -53,6 +53,12 @@ def _snippet(sentence: str, around: str = "") -> str:
     return ("…" if start else "") + cut + "…"
 
 
+def _labels_topic(passages: Sequence[tuple[str, str]]) -> str:
+    """The title of the first label of the form '"Title" #id' ("" for other labels)."""
+    title = _LABEL_TITLE.match(passages[0][0]) if passages else None
+    return title.group(1) if title else ""
+
+
 def _listed(values) -> str:
     return ", ".join(sorted({value_text(v) for v in values}))
 
@@ -91,9 +97,7 @@ def conflict_detail(
         return _person_detail(fact, passages, topic)
     if not passages:
         return _listed(slots(fact).get(kind, ())) or kind
-    if not topic:
-        title = _LABEL_TITLE.match(passages[0][0])
-        topic = title.group(1) if title else ""
+    topic = topic or _labels_topic(passages)
     if kind == "other":  # the first kind whose value conflicts without a veto of its own
         verdicts = slot_conflicts(fact, [text for _, text in passages], topic)
         kind = next((k for k, v in verdicts.items() if v in ("conflict", WEAK)), "")
@@ -185,10 +189,7 @@ def _place_detail(fact: str, passages: Sequence[tuple[str, str]]) -> str:
 
 
 def _person_detail(fact: str, passages: Sequence[tuple[str, str]], topic: str) -> str:
-    if not topic and passages:
-        title = _LABEL_TITLE.match(passages[0][0])
-        topic = title.group(1) if title else ""
-    found = person_role_conflict(fact, topic, [text for _, text in passages])
+    found = person_role_conflict(fact, topic or _labels_topic(passages), [t for _, t in passages])
     if found is None:
         return ""
     label = _label_of(found.sentence, passages)

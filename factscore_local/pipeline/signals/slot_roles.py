@@ -43,7 +43,7 @@ DEATH = re.compile(
     r"\b(?:died|dies|death|passed away|executed|killed|murdered|assassinated)\b", re.IGNORECASE
 )
 # Words that make a fact about someone else's birth or death ("His father died in 1980").
-_KIN = re.compile(
+KIN = re.compile(
     r"\b(?:father|mother|parents?|wife|husband|sons?|daughters?|brothers?|sisters?|"
     r"child|children|spouse|partner|grand\w+|uncle|aunt|cousin|niece|nephew)\b",
     re.IGNORECASE,
@@ -139,7 +139,7 @@ def about_topic(head: str, roles: PageRoles) -> bool:
 
 
 def _is_topic(head: str, name_words: frozenset[str]) -> bool:
-    if _KIN.search(head):
+    if KIN.search(head):
         return False
     names = {w.lower() for w in re.findall(r"\b[A-Z][\w'-]+", head)}
     return names <= name_words | _NOT_NAMES
