@@ -3,12 +3,12 @@ restated as a decade, a century, a range, an approximation, a full date or a rou
 
 From the labeled dev bios, the facts the annotators labeled S get their value restated from
 the page's own value (``factscore_local.labels.true_forms``): one pair per form and topic
-(seeded). Per form it reports the default rule's acceptance of the restated facts, of their
-originals, and of the restated facts whose original it accepts (what a form costs); and
-the slot check alone: the restated facts it lets through (no vetoed conflict) and those it
-confirms. The originals' model results come from the committed caches; the restated facts
-need new forward passes (a short tail after the page prefix, which ``--prefix-states``
-keeps); export them (``fscore cache export``) so that the record replays.
+(seeded). Per form: the default's acceptance of the restated facts, of their originals and
+of the restated facts whose original it accepts (what a form costs); the slot check alone
+(no vetoed conflict; confirmed); and the loose values the LM read as the page's (``as_stated``):
+as the original's value or as another. Restated facts beyond the committed caches need new
+forward passes (a short tail after the page prefix, which ``--prefix-states`` keeps);
+export them (``fscore cache export``) so that the record replays.
 
 Example (the record's seeds: ``python -m scripts.suite``'s slot-check suite):
     python -m scripts.bench_true_forms --index bench-out/dev-index \\
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -65,7 +66,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=0, help="seed of the restated forms")
     ap.add_argument("--sample", type=int, default=0, help="also write N pairs for a hand check")
     ap.add_argument("--sample-seed", type=int, default=1)
-    ap.add_argument("--hand-check", type=Path, help="JSON {form: [checked, true]} of a sample")
     ap.add_argument("--as-written", action="store_true", help="--no-values-as-stated")
     ap.add_argument("--no-lm", action="store_true", help="make the pairs only (no verifier)")
     ap.add_argument("--pairs-out", type=Path, default=BENCH_OUT / "true-forms-pairs.jsonl")
@@ -120,6 +120,11 @@ def figures(pairs, originals, restated, ks) -> dict:
     vetoed = np.array([any(f[k] for k in VETOED) for f in flags])
     conflict = np.array([f["other"] >= 1 or f["nationality"] >= 1 for f in flags]) | vetoed
     confirmed = np.array([f["confirmed"] >= 1 for f in flags])
+    # the value the LM read where the restated one was loose: the original's, or another
+    reads = [r.read_as or p.changed for p, r in zip(pairs, restated, strict=True)]
+    witnessed = np.array([read != p.changed for p, read in zip(pairs, reads, strict=True)])
+    value = [re.compile(rf"(?<![\d,.]){re.escape(p.old.split()[-1])}(?![\d,]\d)") for p in pairs]
+    right = witnessed & [bool(v.search(read)) for v, read in zip(value, reads, strict=True)]
     new_ok = np.array([r.is_supported for r in restated])
     old_ok = np.array([r.is_supported for r in originals])
     out = {}
@@ -136,6 +141,8 @@ def figures(pairs, originals, restated, ks) -> dict:
             "slot_check_not_vetoed": round(100 * (~vetoed[idx]).mean(), 1),
             "slot_check_no_conflict": round(100 * (~conflict[idx]).mean(), 1),
             "slot_check_confirmed": round(100 * confirmed[idx].mean(), 1),
+            "read_as_the_original_value": int(right[idx].sum()),
+            "read_as_another_value": int((witnessed & ~right)[idx].sum()),
         }
     return out
 
@@ -147,7 +154,9 @@ def layout() -> list[dict]:
              ("restated accepted where the original is (%)", "accepted_where_original_is"),
              ("slot check: not vetoed (%)", "slot_check_not_vetoed"),
              ("no conflict (%)", "slot_check_no_conflict"),
-             ("confirmed (%)", "slot_check_confirmed")]  # fmt: skip
+             ("confirmed (%)", "slot_check_confirmed"),
+             ("read as the original's value", "read_as_the_original_value"),
+             ("read as another value", "read_as_another_value")]  # fmt: skip
     columns = [{"head": head, "cell": "{" + key + "}"} for head, key in cells]
     return [{"title": "The default on true facts in other forms", "prefix": "forms",
              "rows_head": "form", "columns": columns, "digits": 1}]  # fmt: skip
@@ -162,14 +171,11 @@ def main(argv: list[str] | None = None) -> None:
     forms = collections.Counter(p.kind for p in pairs)
     log(TAG, f"{len(topics)} topics, {len(pairs)} pairs: {dict(forms)}")
     args.pairs_out.parent.mkdir(parents=True, exist_ok=True)
-    args.pairs_out.write_text("".join(json.dumps(p.to_json(), ensure_ascii=False) + "\n"
-                                      for p in pairs), "utf-8")  # fmt: skip
-    if args.sample:
-        path = args.pairs_out.with_name(f"true-forms-sample-{args.sample_seed}.jsonl")
-        drawn = sample(pairs, args.sample, args.sample_seed)
+    drawn = sample(pairs, args.sample, args.sample_seed) if args.sample else []
+    sampled = args.pairs_out.with_name(f"true-forms-sample-{args.sample_seed}.jsonl")
+    for path, some in [(args.pairs_out, pairs)] + [(sampled, drawn)] * bool(drawn):
         path.write_text("".join(json.dumps(p.to_json(), ensure_ascii=False) + "\n"
-                                for p in drawn), "utf-8")  # fmt: skip
-        log(TAG, f"hand-check sample: {path}")
+                                for p in some), "utf-8")  # fmt: skip
     if args.no_lm:
         return
     seed_cache(args.cache, args.seed_cache, TAG)
@@ -186,8 +192,6 @@ def main(argv: list[str] | None = None) -> None:
     report = {"forms": figures(pairs, originals, restated, ks),
               "model_results_computed": {"originals": computed_originals,
                                          "restated": computed}}  # fmt: skip
-    if args.hand_check:
-        report["hand_check"] = json.loads(args.hand_check.read_text("utf-8"))
     print(json.dumps(report, indent=1))
     data = {"labeled": "factscore/labeled-dev (S human atomic facts)", "index": "dev-index",
             "topics": len(topics), "topic_half": args.half, "pairs": len(pairs),

@@ -223,15 +223,10 @@ def machine() -> dict:
     """Cores, CPU model, GPU (if any), Python, the load when asked, and OpenBLAS's kernel
     and threads (``scripts/blas.py``: a replay runs under them)."""
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    return {
-        "cores": os.cpu_count(),
-        "usable_cores": usable,
-        "cpu": cpu_model(),
-        "gpu": gpu_name(),
-        "python": platform.python_version(),
-        "loadavg_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
-        "blas": blas(),
-    }
+    load = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
+    return {"cores": os.cpu_count(), "usable_cores": usable, "cpu": cpu_model(),
+            "gpu": gpu_name(), "python": platform.python_version(), "loadavg_1m": load,
+            "blas": blas()}  # fmt: skip
 
 
 def git_commit() -> str:
