@@ -27,7 +27,7 @@ from tests.conftest import REQUIRE_DATA, SHARED, require, require_model
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 DTYPE = "float32"  # the dequantized Q4 weights exactly (scripts/results/vllm-agreement.json)
-N_BIOS, N_SENTENCES = 2, 2  # 48 facts: the bios' own and the humans'
+N_BIOS, N_SENTENCES = 2, 1  # about 16 facts: the bios' own and the humans'
 # Short evidence blocks, in process and through vLLM alike: vLLM 0.32 reads no prefix cache
 # for a request that asks for its prompt's log-probabilities (NP), so each fact's block is
 # evaluated again, and the default's 7000-token blocks made most of the test's minutes.
@@ -47,7 +47,7 @@ def vllm_server(tmp_path_factory):
     require_model(SMALL_LM)
     export = export_hf(SMALL_LM, default_out(SMALL_LM, DTYPE), DTYPE)
     log = tmp_path_factory.mktemp("vllm") / "server.log"
-    server = VllmServer(export, log, SMALL_LM, dtype=DTYPE)
+    server = VllmServer(export, log, SMALL_LM, dtype=DTYPE, one_process=True)
     server.start()
     yield server
     server.kill()
@@ -136,7 +136,7 @@ def test_vllm_scores_as_in_process_with_np_and_a_killed_run_resumes(
     assert record["settings"]["verifier"] == "default"
 
     found = agreement(local_rows, served_rows, "default", local["thresholds"]["rule_weights"])
-    assert found["facts"] == found["facts_local"] == found["facts_served"] >= 40
+    assert found["facts"] == found["facts_local"] == found["facts_served"] >= 12
     served_facts = [f for r in served_rows for f in r["decisions"] + r["human"]["facts"]]
     assert all(0 < f["np"] <= 1 for f in served_facts)  # NP through prompt_logprobs
     report = f"{found}; decided otherwise (in-process fitted score, fact): {found['differ']}"
