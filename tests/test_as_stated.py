@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from factscore_local.pipeline.signals.as_stated import as_stated
-from tests.conftest import require, require_model
+from tests.conftest import require_model
 
 LEAD = "Jo Cox (26 November 1942 – 3 May 1999) was an English drummer."
 CAREER = "He began his career in 1978 as a session drummer. He retired in 1995."
@@ -100,19 +100,34 @@ def test_a_loose_value_without_a_witness_is_one_word_of_the_coverage():
     assert coverage("She won the award in the early 2010s.", "Ann Lee", words) == 0.5
 
 
+# A short page (one evidence block, a prefill of seconds, not a whole article's minutes).
+SHORT_PAGE = [
+    "Albert Einstein (14 March 1879 – 18 April 1955) was a German-born theoretical physicist.",
+    "He is best known for the theory of relativity. In 1905 he published four papers that "
+    "changed physics, and in 1921 he received the Nobel Prize in Physics.",
+    "He left Germany in 1933 and settled in Princeton, New Jersey, where he died.",
+]
+
+
 @pytest.mark.slow
-def test_the_lm_judges_the_stated_form_and_the_row_keeps_the_fact(xml_index, tmp_path):
-    """With the small LM on Einstein's page: the decade fact is judged exactly as the
-    fact in the page's form would be (same margin and NP), its row keeps the decade and
-    records the form read; with ``values_as_stated`` off it is judged as written."""
+def test_the_lm_judges_the_stated_form_and_the_row_keeps_the_fact(tmp_path):
+    """With the small LM on a short page: the decade fact is judged exactly as the fact in
+    the page's form would be (same margin and NP), its row keeps the decade and records
+    the form read; with ``values_as_stated`` off it is judged as written."""
+    import json
+
     from factscore_local.config import EvalConfig
+    from factscore_local.index.builder import BuildOptions, build_index
     from factscore_local.model_store import SMALL_LM
     from factscore_local.pipeline.estimator import Estimator
 
     require_model(SMALL_LM)
-    config = EvalConfig(index=require(xml_index), lm=SMALL_LM, verifier="retrieve-lm+np",
-                        evidence="page", cache=tmp_path / "c.db")  # fmt: skip
     topic, fact = "Albert Einstein", "Albert Einstein was born in the 1870s."
+    pages = tmp_path / "pages.jsonl"
+    pages.write_text(json.dumps({"title": topic, "text": " ".join(SHORT_PAGE)}) + "\n")
+    build_index(BuildOptions(source=pages, out=tmp_path / "index", dense=None, progress=False))
+    config = EvalConfig(index=tmp_path / "index", lm=SMALL_LM, verifier="retrieve-lm+np",
+                        evidence="page", cache=tmp_path / "c.db")  # fmt: skip
     (loose,) = Estimator(config).verify([(topic, topic, fact)])
     assert loose.atom == fact and loose.read_as == "Albert Einstein was born in 1879."
     assert loose.to_json()["read_as"] == loose.read_as
