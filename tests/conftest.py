@@ -97,14 +97,17 @@ def require_model(name: str) -> Path:
 
 @pytest.fixture(scope="session")
 def hf_small_lm():
-    """The small GGUF on the transformers backend (dequantized to float32) on the CPU,
-    loaded once for the session: each load takes about a minute."""
+    """The small GGUF's weights dequantized to float32 on the transformers backend, on the
+    CPU: read from its safetensors export (``lm.export_hf``, written once beside the
+    models, the folder the vLLM test serves), seconds where transformers' own load of the
+    GGUF takes a minute; the heavy test_export_hf checks that the export is that load."""
     pytest.importorskip("transformers")
     from factscore_local.lm import load_lm
+    from factscore_local.lm.export_hf import export_hf
     from factscore_local.model_store import SMALL_LM
 
     require_model(SMALL_LM)
-    return load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu")
+    return load_lm(str(export_hf(SMALL_LM)), backend="transformers", threads=2, device="cpu")
 
 
 @contextmanager

@@ -35,15 +35,17 @@ def test_a_folder_with_other_files_is_refused_before_any_work(tmp_path, capsys):
 # minutes (a float32 copy of the 0.5B and transformers' own load of the GGUF); in CI the
 # export is exercised by tests/test_vllm_server.py, whose decisions must agree with the GGUF's
 @pytest.mark.heavy
-def test_the_export_holds_the_ggufs_weights_and_tokenizer_and_is_written_once(
-    tmp_path, hf_small_lm
-):
+def test_the_export_holds_the_ggufs_weights_and_tokenizer_and_is_written_once(tmp_path):
     import torch
     from safetensors import safe_open
     from transformers import AutoModelForCausalLM
 
+    from factscore_local.lm import load_lm
     from factscore_local.lm.server_vocab import GGUFVocab, HFVocab
     from factscore_local.model_store import EMBEDDED_MODELS, SMALL_LM, installed_path
+
+    # the reference: transformers' own load of the GGUF (conftest's hf_small_lm is the export)
+    hf_small_lm = load_lm(SMALL_LM, backend="transformers", threads=2, device="cpu")
 
     out = tmp_path / "export"
     said: list[str] = []

@@ -118,7 +118,7 @@ def test_judging_reads_the_statement_tokens_from_the_same_pass(small_lm):
 
 @pytest.fixture(scope="module")
 def hf_lm(hf_small_lm):
-    """The small GGUF on the transformers backend (dequantized to float32), on the CPU."""
+    """The small GGUF's weights on the transformers backend (its float32 export), on the CPU."""
     return hf_small_lm
 
 
