@@ -96,18 +96,25 @@ def require_model(name: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def hf_small_lm():
-    """The small GGUF's weights dequantized to float32 on the transformers backend, on the
-    CPU: read from its safetensors export (``lm.export_hf``, written once beside the
-    models, the folder the vLLM test serves), seconds where transformers' own load of the
-    GGUF takes a minute; the heavy test_export_hf checks that the export is that load."""
-    pytest.importorskip("transformers")
-    from factscore_local.lm import load_lm
+def small_lm_export() -> Path:
+    """The small GGUF's float32 safetensors export (``lm.export_hf``: written once beside
+    the models; its GGUF hashed once per session), which vLLM serves and transformers loads."""
     from factscore_local.lm.export_hf import export_hf
     from factscore_local.model_store import SMALL_LM
 
     require_model(SMALL_LM)
-    return load_lm(str(export_hf(SMALL_LM)), backend="transformers", threads=2, device="cpu")
+    return export_hf(SMALL_LM)
+
+
+@pytest.fixture(scope="session")
+def hf_small_lm(small_lm_export):
+    """The small GGUF's weights dequantized to float32 on the transformers backend, on the
+    CPU: read from its export, seconds where transformers' own load of the GGUF takes a
+    minute; the heavy test_export_hf checks that the export is that load."""
+    pytest.importorskip("transformers")
+    from factscore_local.lm import load_lm
+
+    return load_lm(str(small_lm_export), backend="transformers", threads=2, device="cpu")
 
 
 @contextmanager

@@ -31,9 +31,9 @@ import pytest
 # told otherwise, the MiniLM encoder; a head's fit: scikit-learn's cross-validated models).
 NEEDS = frozenset({
     "require", "SHARED", "EXCERPT", "TABLES", "DEV_DB", "importorskip", "load_lm",
-    "installed_path", "load_spacy", "load_shared_lm", "hf_small_lm", "xml_index", "db_index",
-    "browser_page", "CHROMIUM", "sync_playwright", "build_index", "Embedder", "fit_head",
-    "build-index",
+    "installed_path", "load_spacy", "load_shared_lm", "hf_small_lm", "small_lm_export",
+    "xml_index", "db_index", "browser_page", "CHROMIUM", "sync_playwright", "build_index",
+    "Embedder", "fit_head", "build-index",
 })  # fmt: skip
 CONFTEST = Path(__file__).with_name("conftest.py")
 

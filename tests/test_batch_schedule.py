@@ -70,8 +70,8 @@ def test_the_auto_mode_chooses_a_pages_blocks_by_the_facts_of_each_unit():
     assert by_page[6] == segments[0]
 
 
-def _bios_of_two_topics(sentences: int = 2, subjects=("InstructGPT", "ChatGPT")):
-    """The bios of the first two ChatGPT dev topics by ``subjects``, each cut to its first
+def _bios_of_two_topics(sentences: int = 2):
+    """The bios of the first two ChatGPT dev topics by two subjects, each cut to its first
     ``sentences`` sentences (raw text: a few minutes of the 0.5B on 2 cores)."""
     from dataclasses import replace
 
@@ -80,7 +80,7 @@ def _bios_of_two_topics(sentences: int = 2, subjects=("InstructGPT", "ChatGPT"))
     chatgpt = list(read_bios(require(LABELED / "ChatGPT.jsonl")))
     topics = [b.topic for b in chatgpt[:2]]
     bios = []
-    for subject in subjects:
+    for subject in ("InstructGPT", "ChatGPT"):
         by_topic = {b.topic: b for b in read_bios(require(LABELED / f"{subject}.jsonl"))}
         bios += [by_topic[t] for t in topics if t in by_topic]
     cut = [" ".join(s.text for s in split_sentences(b.output)[:sentences]) for b in bios]

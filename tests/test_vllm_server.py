@@ -23,7 +23,7 @@ import pytest
 
 from scripts.bench_vllm import agreement, eval_command
 from scripts.vllm_server import VllmServer, vllm_python
-from tests.conftest import REQUIRE_DATA, SHARED, require, require_model
+from tests.conftest import REQUIRE_DATA, SHARED, require
 
 CHATGPT = SHARED / "factscore" / "labeled-dev" / "ChatGPT.jsonl"
 DTYPE = "float32"  # the dequantized Q4 weights exactly (scripts/results/vllm-agreement.json)
@@ -35,8 +35,7 @@ SHORT_BLOCKS = ("--evidence-budget", "512")
 
 
 @pytest.fixture(scope="module")
-def vllm_server(tmp_path_factory):
-    from factscore_local.lm.export_hf import default_out, export_hf
+def vllm_server(tmp_path_factory, request):
     from factscore_local.model_store import SMALL_LM
 
     if not vllm_python().exists():
@@ -44,8 +43,7 @@ def vllm_server(tmp_path_factory):
         if os.environ.get(REQUIRE_DATA) == "1":
             pytest.fail(f"{message}; {REQUIRE_DATA}=1 makes that a failure", pytrace=False)
         pytest.skip(message)
-    require_model(SMALL_LM)
-    export = export_hf(SMALL_LM, default_out(SMALL_LM, DTYPE), DTYPE)
+    export = request.getfixturevalue("small_lm_export")  # not written where vLLM is missing
     log = tmp_path_factory.mktemp("vllm") / "server.log"
     server = VllmServer(export, log, SMALL_LM, dtype=DTYPE, one_process=True)
     server.start()
