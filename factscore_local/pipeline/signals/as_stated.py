@@ -12,9 +12,14 @@ is, so the page's own value is a witness of it, and the fact can be judged in th
 ``as_stated`` writes each loose value of a fact (a single decade or century, a range
 given as "between ... and ...", a time or number after "about", "around", "over" and
 the like) as the page's value that lies within it, where a clause sharing the most of the
-fact's terms gives one (the slot check's role, ``slots.place``); the fact as written
-otherwise. A span ("from 1954 to 1957") states a period, not a time within it, and is
-kept; so are points (a year, a date, a count), which the page either gives or not.
+fact's terms and one of its event words ("released", "joined") gives one (the slot check's
+role, ``slots.place``), or the topic's life date for its birth or death, or the year of a
+work the fact names; the fact as written otherwise, and where those clauses give a decade,
+century or range two years (the page does not say which of them the fact means). A loose
+time of a year or more is written as its witness's year ("between 2009 and 2013" as 2011,
+not as the page's 2 May 2011): the fact claims no day. A span ("from 1954 to 1957") states
+a period, not a time within it, and is kept; so are points (a year, a date, a count),
+which the page either gives or not.
 Only the LM's verdict, NP and the coverage read this form; the slot check reads the
 fact as written, and the rows keep it. A loose value left without a witness is no word a
 page writes ("the early 2010s"): the coverage counts it as one word, found where a clause
@@ -36,8 +41,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from factscore_local.pipeline.signals.slot_intervals import Value, stated_in
-from factscore_local.pipeline.signals.slot_roles import life_event, page_roles
+from factscore_local.pipeline.signals.slot_intervals import Value, first_year, last_year, stated_in
+from factscore_local.pipeline.signals.slot_roles import life_event, page_roles, works_named
 from factscore_local.pipeline.signals.slot_values import read_values
 from factscore_local.pipeline.signals.slots import (
     CONTEXT_WORDS,
@@ -59,10 +64,14 @@ _DECADE_OR_CENTURY = re.compile(r"\d0s\b|['’]\d0s\b|\bcentury\b|\bthe\s+\w+ies
 # Two times joined ("1950s-60s", "the 1960s to the 1980s"), not a part ("mid-1960s").
 _SPAN_WORDS = re.compile(r"[\ds]\s*[–—/-]\s*\S|\b(?:to|and|or|through)\b", re.I)
 _BETWEEN = re.compile(r"^between\b", re.I)
+# ... and a time the fact covers whole ("throughout the 1960s"): no time within it holds it.
+_THROUGHOUT = re.compile(r"\b(?:throughout|all through)\s*$", re.I)
 # Words after which a time needs no preposition of its own ("died in 1946", "by 1950").
 _BEFORE_TIME = re.compile(
     r"\b(?:in|on|at|by|from|since|until|till|before|after|during|of|circa|c\.)\s*$", re.I
 )
+# ... of which these name a centre: "around 2011" is nearest 2011, "over 60" has none.
+_CENTRED = re.compile(r"about|around|circa|approx|roughly|ca?\.", re.I)
 _KINDS = {"time": "year", "number": "number"}  # a value's kind -> the slot check's slot
 
 
@@ -89,24 +98,49 @@ def _within(inner: Value, outer: Value) -> bool:
     return narrower and outer.low <= inner.low and inner.high <= outer.high
 
 
+def _whole_years(value: Value) -> bool:
+    """Whether a time spans a year or more (a year, a decade, "around 1999", "between 1944
+    and 1948"), not a month or a day."""
+    return value.high - value.low >= 364
+
+
 def _witness(
     fact: str, value: Value, terms: set[str], read: PassageSlots, topic: str
 ) -> Value | None:
     """The page's value within ``value`` in its role: the topic's birth or death date for
-    a fact of one (``slot_roles.life_event``), else in the clauses that share the most of
-    the fact's terms (at least ``CONTEXT_WORDS``, or all of them); None where none is."""
+    a fact of one (``slot_roles.life_event``), the year of a work the fact names, else in
+    the clauses that share the most of the fact's terms (at least ``CONTEXT_WORDS``, or
+    all of them) and one of its event words; None where none is, or where those clauses
+    give a decade, century or range more than one year (the page does not say which)."""
     if value.kind == "time":
-        life = life_event(fact, page_roles(read.texts, topic))
+        roles = page_roles(read.texts, topic)
+        life = life_event(fact, roles)
         if life is not None:
             return life if _within(life, value) else None
+        works = works_named(fact, roles)  # "City of God was released in the 2000s"
+        if works:
+            inside = [w.span for w in works if _within(w.span, value)]
+            return inside[0] if len(inside) == 1 else None
     kind = _KINDS[value.kind]
-    scored = [(len(terms & s.words), s) for s in read.sentences if s.values[kind]]
+    events = _event_words(fact, terms)
+    scored = [(len(terms & s.words), s) for s in read.sentences
+              if s.values[kind] and (not events or events & s.words)]  # fmt: skip
     best = max((n for n, _ in scored), default=0)
     if best < min(CONTEXT_WORDS, len(terms)) or best == 0:
         return None
     inside = [v for n, s in scored if n == best for v in s.values[kind] if _within(v, value)]
+    loosening = _LOOSE.search(fact[: value.start])
+    centred = loosening is not None and _CENTRED.match(loosening.group()) is not None
+    if value.kind == "time" and not centred and len({first_year(v) for v in inside}) > 1:
+        return None  # "called up in the 2010s": in 2010 and in 2016 alike
     middle = (value.low + value.high) / 2  # "around 2011": the page's 2011 before its 2009
     return min(inside, key=lambda v: (abs((v.low + v.high) / 2 - middle), v.text), default=None)
+
+
+def _event_words(fact: str, terms: set[str]) -> set[str]:
+    """The fact's terms written in lower case, its event ("released", "joined"), not the
+    names ("City of God") that many clauses of a page share."""
+    return terms & fact_terms(" ".join(w for w in fact.split() if w[:1].islower()))
 
 
 def as_stated(fact: str, topic: str, passages: Sequence[str] | PassageSlots) -> str:
@@ -127,17 +161,21 @@ def as_stated(fact: str, topic: str, passages: Sequence[str] | PassageSlots) -> 
     end = len(fact)
     for value in reversed(values):  # right to left: the offsets before each stay valid
         start = _loose_start(written, value)
-        if start is None or value.end > end:
+        if start is None or value.end > end or _THROUGHOUT.search(fact[:start]):
             continue
         witness = _witness(written, value, terms, read, topic)
         if witness is None:
             continue
         text, before = witness.text, fact[:start]
+        one_year = value.kind == "time" and first_year(witness) == last_year(witness)
+        if one_year and _whole_years(value):  # "between 2009 and 2013": 2011, not 2 May 2011
+            text = str(first_year(witness))
         if value.kind == "time":
-            day = witness.low == witness.high
+            day = witness.low == witness.high and text == witness.text
             if not _BEFORE_TIME.search(before):
                 text = ("on " if day else "in ") + text
-            elif day and re.search(r"\bin\s*$", before):  # "in the 1940s" -> "on 3 May 1946"
+                text = text if before.strip() else text[0].upper() + text[1:]  # "In 2008, ..."
+            elif day and re.search(r"\bin\s*$", before):  # "in May 1946" -> "on 3 May 1946"
                 before = re.sub(r"\bin(\s*)$", r"on\1", before)
         fact = before + text + fact[value.end :]
         end = start

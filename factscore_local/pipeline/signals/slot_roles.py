@@ -188,6 +188,9 @@ def _lead(text: str, topic: str) -> tuple[str, str] | None:
     name = re.sub(r"\s*\(.*\)$", "", topic).strip().lower()
     if not name or not text.lower().startswith(name):
         return None
+    titled = topic.strip().lower()
+    if titled != name and text.lower().startswith(titled):  # the title's "(singer)" is no
+        text = text[len(titled) :].lstrip()  # parenthesis of the lead: read past it
     parenthesis = _PARENTHESIS.search(text)
     if parenthesis and len(text[: parenthesis.start()].split()) <= _NAME_WORDS:
         end = SENTENCE_END.search(text, parenthesis.end())
