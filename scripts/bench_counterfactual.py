@@ -341,21 +341,21 @@ def main(argv: list[str] | None = None) -> None:
         )
     # The steps' seconds go into the record's timings, not its figures: a replay's
     # timing differs, and the checker compares figures exactly.
-    report["model_results_computed"] = {"originals": computed_originals,
-                                        "counterfactuals": computed}  # fmt: skip
+    report["model_results_computed"] = dict(originals=computed_originals, counterfactuals=computed)
     if args.head:
         from scripts.probe_heads import head_verdicts
 
+        before_heads = model_results(args.cache)  # the states the heads read
         with watch("heads"):
             verdicts = head_verdicts(args, pairs, originals, changed, verifier)
             report["head"] = verdict_figures(pairs, originals, changed, None, verdicts)
+        report["model_results_computed"]["heads"] = model_results(args.cache) - before_heads
     if args.hand_check:
         report["hand_check"] = json.loads(args.hand_check.read_text("utf-8"))
     if args.demo_index:
-        before_planted = model_results(args.cache)
+        before_planted = model_results(args.cache)  # scripts/cache/counterfactual-planted...
         with watch("planted"):
             report["planted"] = planted(args, rules)
-        # (their model results: scripts/cache/counterfactual-planted.jsonl.gz)
         report["model_results_computed"]["planted"] = model_results(args.cache) - before_planted
     print(json.dumps(report, indent=1))
     data = {"labeled": "factscore/labeled-dev (S human atomic facts)", "index": "dev-index",
