@@ -15,7 +15,7 @@ the like) as the page's value that lies within it, where a clause sharing the mo
 fact's terms and one of its event words ("released", "joined") gives one (the slot check's
 role, ``slots.place``), or the topic's life date for its birth or death, or the year of a
 work the fact names; the fact as written otherwise, and where those clauses give a decade,
-century or range two years (the page does not say which of them the fact means). A loose
+century or range two or more years (the page does not say which the fact means). A loose
 time of a year or more is written as its witness's year ("between 2009 and 2013" as 2011,
 not as the page's 2 May 2011): the fact claims no day. A span ("from 1954 to 1957") states
 a period, not a time within it, and is kept; so are points (a year, a date, a count),
