@@ -353,7 +353,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.hand_check:
         report["hand_check"] = json.loads(args.hand_check.read_text("utf-8"))
     if args.demo_index:
-        before_planted = model_results(args.cache)  # scripts/cache/counterfactual-planted...
+        before_planted = model_results(args.cache)  # kept in counterfactual-planted.jsonl.gz
         with watch("planted"):
             report["planted"] = planted(args, rules)
         report["model_results_computed"]["planted"] = model_results(args.cache) - before_planted

@@ -105,12 +105,12 @@ def _whole_years(value: Value) -> bool:
 
 
 def _witness(
-    fact: str, value: Value, terms: set[str], read: PassageSlots, topic: str
+    fact: str, value: Value, terms: set[str], events: set[str], read: PassageSlots, topic: str
 ) -> Value | None:
     """The page's value within ``value`` in its role: the topic's birth or death date for
     a fact of one (``slot_roles.life_event``), the year of a work the fact names, else in
     the clauses that share the most of the fact's terms (at least ``CONTEXT_WORDS``, or
-    all of them) and one of its event words; None where none is, or where those clauses
+    all of them) and one of its ``events`` words; None where none is, or where those clauses
     give a decade, century or range more than one year (the page does not say which)."""
     if value.kind == "time":
         roles = page_roles(read.texts, topic)
@@ -122,7 +122,6 @@ def _witness(
             inside = [w.span for w in works if _within(w.span, value)]
             return inside[0] if len(inside) == 1 else None
     kind = _KINDS[value.kind]
-    events = _event_words(fact, terms)
     scored = [(len(terms & s.words), s) for s in read.sentences
               if s.values[kind] and (not events or events & s.words)]  # fmt: skip
     best = max((n for n, _ in scored), default=0)
@@ -158,19 +157,19 @@ def as_stated(fact: str, topic: str, passages: Sequence[str] | PassageSlots) -> 
         return fact  # most facts: no slot reading, no terms
     read = passages if isinstance(passages, PassageSlots) else read_passages(passages)
     terms, written = fact_terms(without_loose_values(fact, values)[0], topic), fact  # not "circa"
+    events = _event_words(fact, terms)
     end = len(fact)
     for value in reversed(values):  # right to left: the offsets before each stay valid
         start = _loose_start(written, value)
         if start is None or value.end > end or _THROUGHOUT.search(fact[:start]):
             continue
-        witness = _witness(written, value, terms, read, topic)
+        witness = _witness(written, value, terms, events, read, topic)
         if witness is None:
             continue
         text, before = witness.text, fact[:start]
-        one_year = value.kind == "time" and first_year(witness) == last_year(witness)
-        if one_year and _whole_years(value):  # "between 2009 and 2013": 2011, not 2 May 2011
-            text = str(first_year(witness))
         if value.kind == "time":
+            if first_year(witness) == last_year(witness) and _whole_years(value):
+                text = str(first_year(witness))  # "between 2009 and 2013": 2011, not 2 May 2011
             day = witness.low == witness.high and text == witness.text
             if not _BEFORE_TIME.search(before):
                 text = ("on " if day else "in ") + text
