@@ -48,6 +48,7 @@ import numpy as np
 from factscore_local.declarations.verifiers import RIVALS_RULE, legacy_name
 from factscore_local.fitted_defaults import default_rule, shipped_rule
 from factscore_local.labels.calibration import apply_thresholds, settings_thresholds
+from factscore_local.labels.crossfit import crossfit, repeated_crossfit, spread_figures
 from factscore_local.labels.validation import topic_half, validate_rows
 from factscore_local.pipeline.records.labeled import human_bio_score
 from factscore_local.pipeline.records.rows import BioRow, HumanSide
@@ -62,7 +63,7 @@ from scripts.common import (
     results_record,
     write_results,
 )
-from scripts.tables.runner import Runner, crossfit, per_half
+from scripts.tables.runner import Runner, per_half
 
 SHIFTS = np.round(np.arange(-3.0, 3.001, 0.1), 2)  # of the rule's bias, searched
 
@@ -272,6 +273,8 @@ def main(argv: list[str] | None = None) -> None:
         "cache export --exclude SEEDS), generations included, seeded as they are "
         "(repeatable)",
     )
+    ap.add_argument("--repeats", type=int, default=0, help="also cross-fit over this many "
+                    "random topic halvings (each subject's mean and spread)")  # fmt: skip
     ap.add_argument(
         "--baseline",
         default=None,
@@ -303,6 +306,9 @@ def main(argv: list[str] | None = None) -> None:
         decided, fitted = crossfit(main_rows, rows, args.rule, "er")
         fitted_all[name], decided_rows[name] = fitted, decided
         put(figures, name, subject_figures(decided))
+        if args.repeats:  # the same over random topic halvings
+            spread = repeated_crossfit(main_rows, rows, args.rule, "er", args.repeats)
+            figures.update(spread_figures(spread, f"{name}/repeated"))
     calibrated, shifts = crossfit_shifted(own, args.rule, fitted_all["raw text"])
     fitted_all["raw text, calibrated (bias shift per half)"] = shifts
     decided_rows["raw text, calibrated"] = calibrated

@@ -192,3 +192,29 @@ def test_the_head_reads_the_states_of_the_margins_pass():
     assert len(lm.calls) == 1  # read_states on: the same pass gives margins and states
     assert signals.values["head"].tolist() == [0.0, 2.0]
     assert signals.states is not None and signals.states.shape == (2, 3)
+
+
+def test_a_fact_read_in_another_form_is_judged_on_the_hits_of_that_form():
+    """A loose value read as its page states it is retrieved again by the read form, so
+    the LM reads the passages that form finds (those of the fact written so)."""
+
+    class Recording(FakeKnowledge):
+        def __init__(self) -> None:
+            super().__init__()
+            self.queries: list[str] = []
+
+        def search_page(self, title: str, query: str, k: int, method: str) -> list[Hit]:
+            self.queries.append(query)
+            return super().search_page(title, query, k, method)
+
+    knowledge, lm = Recording(), FakeLM()
+    loose = "Ra Jong-yil served as the ambassador to Japan around 2003."
+    rule = Verifier("margin-only", ("margin",), lambda v, t: v["margin"] > 0)
+    config = EvalConfig(index=Path("no-index"), evidence="per-fact", values_as_stated=True)
+    query = [FactQuery(TOPIC, TOPIC, loose), FactQuery(TOPIC, TOPIC, FACTS[1])]
+    signals = compute_signals(rule, query, parts(lm, knowledge=knowledge), config)
+    read = "Ra Jong-yil served as the ambassador to Japan in 2003."
+    assert signals.read_as == [read, None]
+    assert lm.calls == [[read, FACTS[1]]]
+    # one search per fact as written, then one more by the read form (the topic first)
+    assert knowledge.queries == [f"{TOPIC} {fact}" for fact in (loose, FACTS[1], read)]

@@ -54,6 +54,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="keep each page's evaluated evidence here: a run that changes only "
                     "what follows the evidence loads it instead of reading it")  # fmt: skip
     ap.add_argument("--objective", choices=["er", "f1"], default="er")
+    ap.add_argument("--repeats", type=int, default=0, help="also cross-fit the default rule "
+                    "over this many random topic halvings (mean and spread)")  # fmt: skip
     ap.add_argument("--candidates", action="store_true",
                     help="also read the candidates for the facts' slots and cross-fit the rules "
                     "that weigh them (issue 74): a tail per candidate")  # fmt: skip

@@ -11,7 +11,9 @@ from factscore_local.declarations.verifiers import (
     RIVALS_RULE,
     SLOT_VETO_RULE,
     Thresholds,
+    legacy_name,
 )
+from factscore_local.fitted_defaults import default_rule
 from factscore_local.labels.calibration import apply_thresholds
 from factscore_local.pipeline.records.inputs import Bio
 from factscore_local.pipeline.records.rows import BioRow
@@ -75,6 +77,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             run.page_size if name.startswith("retrieve-lm") else None,
             run.rows_dir,
             halves=name in fitted_rules,
+            repeats=args.repeats if name == legacy_name(default_rule(args.lm) or "default") else 0,
         )
         for name, rows in (
             *([] if nc is None else [("no-context-lm", nc)]),

@@ -4,6 +4,7 @@ docs.generate`` renders."""
 
 from __future__ import annotations
 
+from factscore_local.labels.crossfit import spread_figures
 from factscore_local.pipeline.records.inputs import Bio
 from scripts.common import SUBJECTS
 
@@ -41,8 +42,8 @@ def tables_figures(report: dict) -> dict[str, float | int | bool | None]:
     """The figures of a tables report, flat: ``table1/<subject>/<column>``,
     ``<verifier>/<default|cross-fitted>/<subject>/<er|fs|f1|human>`` (with ``_low`` and
     ``_high`` interval ends for the thresholded verifiers; for the fitted rules compared as
-    defaults, ``.../half<0|1>/mean_er|mean_f1``), ``auc/<signal>`` and
-    ``<verifier>/pages<=5|>5/<subject>/<er|f1>``."""
+    defaults, ``.../half<0|1>/mean_er|mean_f1``; with ``--repeats``, the default rule's
+    ``.../repeated/<subject>/<er_mean|...>``), ``auc/<signal>``, ``.../pages<=5|>5/...``."""
     out: dict = {}
     for subject, row in report["table1"].items():
         for key in TABLE1_KEYS:
@@ -63,6 +64,7 @@ def tables_figures(report: dict) -> dict[str, float | int | bool | None]:
         for half, (er, f1) in verifier.get("halves", {}).items():  # what a default compares
             out[f"{name}/cross-fitted/half{half}/mean_er"] = er
             out[f"{name}/cross-fitted/half{half}/mean_f1"] = f1
+        out.update(spread_figures(verifier.get("repeated", {}), f"{name}/repeated"))
         for pages, part in verifier.get("page_length", {}).items():
             out[f"{name}/pages{pages}/topics"] = part["topics"]
             for subject, cell in part["subjects"].items():

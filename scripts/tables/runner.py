@@ -12,7 +12,8 @@ import numpy as np
 
 from factscore_local.config import build_config
 from factscore_local.declarations.verifiers import FITTED, Thresholds, get_verifier
-from factscore_local.labels.calibration import apply_thresholds, collect, fit, settings_thresholds
+from factscore_local.labels.calibration import apply_thresholds
+from factscore_local.labels.crossfit import crossfit, repeated_crossfit
 from factscore_local.labels.validation import half_means, subject_name, topic_half, validate_rows
 from factscore_local.npm.defaults import default_np_threshold
 from factscore_local.pipeline.records.inputs import Bio
@@ -111,23 +112,6 @@ def write_rows(rows: list[BioRow], folder: Path) -> None:
                  if subject_name(r.source) == subject]  # fmt: skip
         if lines:
             (folder / f"{subject}.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
-
-
-def crossfit(fit_rows: list[BioRow], apply_rows: list[BioRow], verifier: str, objective: str):
-    """Each topic half decided with thresholds fitted on the other half's fit_rows."""
-    out, fitted = [], []
-    for half in (0, 1):
-        test = [r for r in apply_rows if topic_half(r.topic) == half]
-        if not test:
-            continue
-        train = [r for r in fit_rows if topic_half(r.topic) != half]
-        settings = fit(collect(train), verifier, objective)
-        kept = {k: settings[k] for k in ("margin", "np_threshold", "rule_weights") if k in settings}
-        if "rule_weights" in kept:  # in the rule's order, as the records keep them
-            kept["rule_weights"] = _weight_list(kept["rule_weights"])
-        fitted.append(kept)
-        out += apply_thresholds(test, verifier, settings_thresholds(settings), 0)
-    return out, fitted
 
 
 def per_half(rows: list[BioRow]) -> dict:
@@ -239,11 +223,12 @@ def default_and_crossfit(
     page_size: dict[str, int] | None = None,
     rows_dir: Path | None = None,
     halves: bool = False,
+    repeats: int = 0,
 ) -> dict:
     """Two rows of a results table: default thresholds, and 2-fold cross-fitted ones (with
     page_size, the cross-fitted figures also split by page length; with halves, the mean ER
-    and F1 of each topic half). A fitted rule has no
-    default of its own (unfitted, it is the ensemble): one row."""
+    and F1 of each topic half; with repeats, each subject's over that many random halvings).
+    A fitted rule has no default of its own (unfitted, it is the ensemble): one row."""
     out = {}
     if FITTED not in get_verifier(verifier).thresholds:
         defaults = Thresholds(0.0, default_np_threshold(np_model))
@@ -255,6 +240,8 @@ def default_and_crossfit(
     out["calibrated"] = figures(fitted_rows)
     if halves:  # what deciding a default compares
         out["halves"] = half_means(fitted_rows)
+    if repeats:
+        out["repeated"] = repeated_crossfit(rows, rows, verifier, objective, repeats)
     out["thresholds"] = fitted
     table.append((name, f"cross-fitted: {thresholds_shown(verifier, fitted)}", out["calibrated"]))
     if page_size is not None:

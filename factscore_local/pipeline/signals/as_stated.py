@@ -20,11 +20,13 @@ time of a year or more is written as its witness's year ("between 2009 and 2013"
 not as the page's 2 May 2011): the fact claims no day. A span ("from 1954 to 1957") states
 a period, not a time within it, and is kept; so are points (a year, a date, a count),
 which the page either gives or not.
-Only the LM's verdict, NP and the coverage read this form; the slot check reads the
-fact as written, and the rows keep it. A loose value left without a witness is no word a
-page writes ("the early 2010s"): the coverage counts it as one word, found where a clause
-that shares one of the fact's terms states a value that meets it (``loose_values_stated``;
-a page names many years, so anywhere would find most decades).
+Only the LM's verdict, NP and the coverage read this form, on the passages it retrieves
+(``SignalContext.read_hits``); the slot check reads the fact as written, and the rows
+keep it. A loose value left without a witness is no word a
+page writes ("the early 2010s"): the coverage counts it as one word, found where its
+passages state a value that meets it (``loose_values_stated``), as a year's word is found
+wherever its passages write it; whether that value is the fact's is the slot check's
+question, not the coverage's.
 
 Example:
     >>> page = ["Taylor retired in 1938. He died in 1946 in Sydney."]
@@ -201,25 +203,17 @@ def without_loose_values(
     return fact, loose[::-1]
 
 
-def loose_values_stated(fact: str, topic: str, read: PassageSlots) -> tuple[str, tuple[int, int]]:
-    """The fact without its loose values, and how many of them its passages state in a
-    clause that shares one of the fact's terms (a value there meets it) and how many not:
-    the coverage's (found, not found) words for them.
+def loose_values_stated(fact: str, read: PassageSlots) -> tuple[str, tuple[int, int]]:
+    """The fact without its loose values, and how many of them its passages state (a value
+    there meets it) and how many not: the coverage's (found, not found) words for them.
 
     Example:
         >>> read = read_passages(["She won the award in 2012. She moved to Rome in 1995."])
-        >>> loose_values_stated("She won the award in the early 2010s.", "Ann Lee", read)
+        >>> loose_values_stated("She won the award in the early 2010s.", read)
         ('She won the award in .', (1, 0))
-        >>> loose_values_stated("She won the award in the 1990s.", "Ann Lee", read)
+        >>> loose_values_stated("She won the award in the 1980s.", read)
         ('She won the award in .', (0, 1))
     """
     text, loose = without_loose_values(fact)
-    if not loose:
-        return text, (0, 0)
-    terms = fact_terms(text, topic)
-    found = 0
-    for value in loose:
-        kind = _KINDS[value.kind]
-        clauses = [c.values[kind] for c in read.sentences if not terms or terms & c.words]
-        found += any(stated_in(value, values) for values in clauses)
+    found = sum(stated_in(value, read.found[_KINDS[value.kind]]) for value in loose)
     return text, (found, len(loose) - found)

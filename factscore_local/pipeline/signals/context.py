@@ -93,19 +93,34 @@ class SignalContext:
         return as_stated_queries(self.queries, self.readings)
 
     @cached_property
+    def read_hits(self) -> list:
+        """Each fact's top-k as read: a fact read in another form (``read_queries``) is
+        retrieved again by that form, so that a loose value read as its page states it is
+        judged on the passages that form finds, as the fact written so would be."""
+        read = self.read_queries
+        moved = [i for i, (q, r) in enumerate(zip(self.queries, read, strict=True))
+                 if q.atom != r.atom]  # fmt: skip
+        if not moved:
+            return self.own_hits
+        again = own_passages([read[i] for i in moved], self.parts, self.config.k,
+                             self.config.retrieval)  # fmt: skip
+        hits = list(self.own_hits)
+        for i, found in zip(moved, again, strict=True):
+            hits[i] = found
+        return hits
+
+    @cached_property
     def coverage(self) -> np.ndarray:
-        """The share of each fact's content words its own top-k hold (as read: a loose
-        value without a witness is one word, found where a clause with one of the fact's
-        terms states a value meeting it, ``as_stated.loose_values_stated``)."""
+        """The share of each fact's content words its top-k hold (as read: a loose
+        value without a witness is one word, found where its passages state a value
+        meeting it, ``as_stated.loose_values_stated``)."""
         if not self.config.values_as_stated:
             return own_coverage(self.queries, self.own_hits)
         read = self.read_queries
-        stripped = [
-            loose_values_stated(q.atom, q.topic, r)
-            for q, r in zip(read, self.readings, strict=True)
-        ]
+        stripped = [loose_values_stated(q.atom, r)
+                    for q, r in zip(read, self.readings, strict=True)]  # fmt: skip
         queries = [q._replace(atom=text) for q, (text, _) in zip(read, stripped, strict=True)]
-        return own_coverage(queries, self.own_hits, [counted for _, counted in stripped])
+        return own_coverage(queries, self.read_hits, [counted for _, counted in stripped])
 
     @cached_property
     def slot_flags(self) -> np.ndarray:
@@ -144,7 +159,7 @@ class SignalContext:
         )
         judged = judged_pass(
             self.read_queries + rivals.queries + candidates.queries,
-            self.own_hits + rivals.hits + candidates.hits,
+            self.read_hits + rivals.hits + candidates.hits,
             self.parts,
             self.config,
             margin=reads_margins,
