@@ -66,9 +66,9 @@ def repeated_crossfit(
 ) -> dict[str, dict[str, float]]:
     """``crossfit`` over ``splits`` random halvings of the topics (seeds ``seed`` on): per
     subject, the mean and standard deviation of its ER and micro-F1 (where the rows hold
-    decided human facts) over the splits, and
-    the mean of its estimate minus the humans' score (``bias_mean``: above 0, the estimate
-    is too high), all in points, and the number of splits.
+    decided human facts) over the splits and the mean of its estimate minus the humans'
+    score (``bias_mean``: above 0, the estimate is too high), all in points, and the
+    number of splits.
 
     Example:
         >>> spread = repeated_crossfit(rows, rows, "retrieve-lm", splits=20)  # doctest: +SKIP

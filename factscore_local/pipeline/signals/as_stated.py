@@ -22,11 +22,10 @@ a period, not a time within it, and is kept; so are points (a year, a date, a co
 which the page either gives or not.
 Only the LM's verdict, NP and the coverage read this form, on the passages it retrieves
 (``SignalContext.read_hits``); the slot check reads the fact as written, and the rows
-keep it. A loose value left without a witness is no word a
-page writes ("the early 2010s"): the coverage counts it as one word, found where its
-passages state a value that meets it (``loose_values_stated``), as a year's word is found
-wherever its passages write it; whether that value is the fact's is the slot check's
-question, not the coverage's.
+keep it. A loose value left without a witness is no word a page writes ("the early
+2010s"): the coverage counts it as one word, found where its passages state a value that
+meets it (``loose_values_stated``), as a year's word is found wherever its passages write
+it; whether that value is the fact's is the slot check's question, not the coverage's.
 
 Example:
     >>> page = ["Taylor retired in 1938. He died in 1946 in Sydney."]
