@@ -41,7 +41,7 @@ def crossfit(
         settings = fit(collect([r for r in fit_rows if half_of(r.topic) != half]), verifier,
                        objective)  # fmt: skip
         kept = {k: settings[k] for k in ("margin", "np_threshold", "rule_weights") if k in settings}
-        if isinstance(kept.get("rule_weights"), dict):  # in the rule's order, as records keep them
+        if "rule_weights" in kept:  # fit names them; records keep them in the rule's order
             kept["rule_weights"] = list(kept["rule_weights"].values())
         fitted.append(kept)
         decided += apply_thresholds(test, verifier, settings_thresholds(settings), 0)
