@@ -30,8 +30,11 @@ cd "$ROOT"
 # With no arguments (as CI runs it) the 'heavy' checks are left out: they take minutes each
 # and repeat what lighter tests cover; `bash scripts/test.sh -m heavy` runs them.
 if [[ $# -eq 0 ]]; then
-  # (the slowest tests are listed at the end: CI has a 30-minute budget to keep)
-  "$VENV/bin/python" -m pytest -m "not heavy" --durations=25
+  # A worker per core (at most 4), each pinned to its core (conftest.py); a file's tests
+  # stay on one worker, which builds its module fixtures once. The slowest tests are
+  # listed at the end: CI has a 30-minute budget to keep.
+  WORKERS="$("$VENV/bin/python" -c 'from factscore_local.runtime.cores import usable_cores as u; print(min(u(), 4))')"
+  "$VENV/bin/python" -m pytest -m "not heavy" -n "$WORKERS" --dist loadfile --durations=25
 else
   "$VENV/bin/python" -m pytest "$@"
 fi

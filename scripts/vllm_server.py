@@ -17,6 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from factscore_local.runtime.cores import first_cores, usable_cores
 from scripts.llama_server import LoopbackServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,12 +45,10 @@ def vllm_version() -> str | None:
 
 class VllmServer(LoopbackServer):
     """``python -m vllm.entrypoints.openai.api_server`` with a model folder on a loopback
-    port, under ``served_name``; its output goes to ``log``.
-
-    ``dtype`` is vLLM's arithmetic (float32 or bfloat16); ``threads`` the cores its
-    OpenMP threads are bound to (all of them by default: vLLM's own binding keeps one
-    core for its scheduler, half of a 2-core machine); ``one_process``: the engine in the
-    server's process (VLLM_ENABLE_V1_MULTIPROCESSING=0), a start 30 s sooner on 2 cores."""
+    port, under ``served_name``; its output goes to ``log``. ``dtype``: vLLM's arithmetic
+    (float32 or bfloat16); ``threads``: the cores its OpenMP threads are bound to (by default
+    all this process may use: vLLM's own binding keeps one for its scheduler); ``one_process``:
+    the engine in the server's process (VLLM_ENABLE_V1_MULTIPROCESSING=0), a start 30 s sooner."""
 
     name = "vLLM"
     poll_s = 1.0
@@ -67,7 +66,7 @@ class VllmServer(LoopbackServer):
     ) -> None:
         super().__init__(model, log)
         self.served_name, self.dtype, self.one_process = served_name, dtype, one_process
-        self.threads = threads or os.cpu_count() or 1
+        self.threads = threads or usable_cores()
         self.max_num_seqs = max_num_seqs
         self.python = python or vllm_python()
 
@@ -94,7 +93,7 @@ class VllmServer(LoopbackServer):
         env = dict(os.environ)
         env.update({
             "VLLM_CPU_KVCACHE_SPACE": str(KV_CACHE_GB),
-            "VLLM_CPU_OMP_THREADS_BIND": f"0-{self.threads - 1}",
+            "VLLM_CPU_OMP_THREADS_BIND": first_cores(self.threads),
             "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
             "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
         })  # fmt: skip

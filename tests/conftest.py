@@ -32,6 +32,17 @@ os.environ.setdefault("FSCORE_MODEL_LOCK", "0")
 os.environ.setdefault("FSCORE_SERVER_RETRIES", "2")
 
 
+# The files that take minutes (a vLLM server started twice, Ray clusters, a long batched
+# schedule) come first, so that pytest-xdist's workers (scripts/test.sh) start them at once
+# and finish together, rather than one worker running the last long file alone.
+LONG_FILES = ("test_vllm_server.py", "test_ray.py", "test_batch_schedule.py", "test_eval_e2e.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(Path(str(item.fspath)).name, len(rank)))
+
+
 # CI sets FSCORE_REQUIRE_DATA=1 (.ci/run): there a missing file of ../shared/data fails the
 # test that needs it instead of skipping it, so a run without the data cannot pass.
 REQUIRE_DATA = "FSCORE_REQUIRE_DATA"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -14,6 +13,7 @@ from factscore_local.extras import require
 from factscore_local.lm.base import LocalLM, cut_at_stop
 from factscore_local.lm.chat import render_chat
 from factscore_local.lm.protocol import IN_PROCESS, PREFIX_STATES, STREAMED_GENERATION
+from factscore_local.runtime.cores import usable_cores
 from factscore_local.runtime.device import DeviceError, cuda_available, is_gpu, resolve_device
 
 CPU_BUILD_WARNING = (
@@ -66,7 +66,7 @@ class LlamaCppLM(LocalLM):
                 model_path=str(path),
                 n_ctx=n_ctx,
                 n_batch=512,
-                n_threads=threads or os.cpu_count() or 1,
+                n_threads=threads or usable_cores(),
                 n_gpu_layers=-1 if is_gpu(self.device) else 0,
                 logits_all=False,
                 verbose=False,

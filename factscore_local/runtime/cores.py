@@ -45,3 +45,15 @@ def usable_cores(root: Path = CGROUP) -> int:
     if quota is not None:
         cores = min(cores, math.ceil(quota))
     return max(1, cores)
+
+
+def first_cores(count: int) -> str:
+    """The first ``count`` cores this process may run on, as a list for an OpenMP binding
+    ("0,1"; vLLM's ``VLLM_CPU_OMP_THREADS_BIND``): a process bound to core 1 gives "1".
+
+    Example:
+        >>> first_cores(1) in {str(c) for c in range(os.cpu_count() or 1)}
+        True
+    """
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    return ",".join(str(c) for c in (allowed or range(count))[:count])
