@@ -4,6 +4,8 @@ affinity, capped by a cgroup CPU quota (read from files laid out as the kernel w
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from factscore_local.api import build_options
@@ -41,3 +43,23 @@ def test_the_build_defaults_to_the_usable_cores(tmp_path):
     assert options.threads == options.workers == usable_cores()
     given = build_options(tmp_path / "p.jsonl", tmp_path / "i", threads=None, workers=3)
     assert (given.threads, given.workers) == (usable_cores(), 3)
+
+
+def test_a_test_worker_is_bound_to_one_core_and_its_models_use_that_core():
+    """The checkout's conftest.py binds pytest-xdist worker gwN to the Nth core it may use
+    (modulo their count), so the models' threads and vLLM's binding stay on that core."""
+    code = (
+        "import os, conftest\n"
+        "from factscore_local.runtime.cores import first_cores, usable_cores\n"
+        "print(sorted(os.sched_getaffinity(0)), usable_cores(), first_cores(4),"
+        " os.environ['OMP_NUM_THREADS'])\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTEST_XDIST_WORKER": "gw1"}
+    env.pop("OMP_NUM_THREADS", None)
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, text=True,
+                          capture_output=True, check=True)  # fmt: skip
+    cores = sorted(os.sched_getaffinity(0))
+    core = cores[1 % len(cores)]
+    assert done.stdout.split("] ")[1].split() == ["1", str(core), "1"]
+    assert done.stdout.startswith(f"[{core}]")
