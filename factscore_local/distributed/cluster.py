@@ -24,6 +24,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
+from factscore_local.runtime.cores import usable_cores
+
 # Restarts of one actor, and re-runs of one call on a restarted actor, before the scheduler
 # moves the item to another actor; then tries of one item on other actors.
 MAX_RESTARTS = 3
@@ -91,7 +93,7 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
 
     Args:
         address: where the cluster is; None starts a local one on this machine.
-        num_cpus: CPUs a new local cluster offers (default: this machine's).
+        num_cpus: CPUs a new local cluster offers (default: the usable cores).
 
     Yields:
         The ``ray`` module.
@@ -113,9 +115,7 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
         # Ray runs its workers at nice 15; on a machine shared with other work they would
         # then wait behind it, where the single process would not.
         os.environ.setdefault("RAY_worker_niceness", "0")
-        kwargs.update(
-            address="local", num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False
-        )
+        kwargs.update(address="local", num_cpus=num_cpus or usable_cores(), include_dashboard=False)
     try:
         ray.init(**kwargs)
     except (ConnectionError, TimeoutError, RuntimeError, ValueError) as exc:
@@ -149,9 +149,10 @@ def worker_device(device: str, gpus_per_worker: float) -> str:
 
 
 def local_cpus(workers: int, threads_per_worker: int) -> int:
-    """CPUs a new local cluster offers: this machine's, or as many as the workers ask
-    for (more threads than cores is the user's choice, not a run that never starts)."""
-    return max(os.cpu_count() or 1, workers * threads_per_worker)
+    """CPUs a new local cluster offers: the cores this process may use, or as many as the
+    workers ask for (more threads than cores is the user's choice, not a run that never
+    starts)."""
+    return max(usable_cores(), workers * threads_per_worker)
 
 
 def actor_options(threads: int, gpus: float, name: str | None = None) -> dict:
