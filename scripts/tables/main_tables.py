@@ -74,7 +74,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             name,
             args.objective,
             args.np_model,
-            run.page_size if name.startswith("retrieve-lm") else None,
+            None if name in ("no-context-lm", "np") else run.page_size,
             run.rows_dir,
             halves=name in fitted_rules,
             repeats=args.repeats if name == legacy_name(default_rule(args.lm) or "default") else 0,
