@@ -125,22 +125,26 @@ def test_the_commands_write_the_defaults_file_given(defaults, tmp_path):
     assert done.exit_code == 2 and "needs --settings, --measured" in done.output
 
 
-SHIPPED = [("qwen2.5-coder-1.5b-instruct-q4_k_m", "tables-98"),
-           ("qwen2.5-coder-0.5b-instruct-q4_k_m", "heads-98-0.5b-before-74")]  # fmt: skip
+# (model, results record, rule: None for the model's default)
+SHIPPED = [("qwen2.5-coder-1.5b-instruct-q4_k_m", "tables-98", None),
+           ("qwen2.5-coder-1.5b-instruct-q4_k_m", "tables-98-candidates", "default+candidates"),
+           ("qwen2.5-coder-0.5b-instruct-q4_k_m", "heads-98-0.5b-before-74", None)]  # fmt: skip
 
 
-@pytest.mark.parametrize(("lm", "record"), SHIPPED)
-def test_the_shipped_defaults_rebuild_from_their_records(lm, record):
-    """Each model's shipped default, shipped again from its weights and the results record
-    that measured it, carries the held-out figures it ships with."""
+@pytest.mark.parametrize(("lm", "record", "rule"), SHIPPED)
+def test_the_shipped_rules_rebuild_from_their_records(lm, record, rule):
+    """Each model's shipped default (and a rule shipped beside it), shipped again from its
+    weights and the results record that measured it, carries the held-out figures it ships
+    with."""
     from pathlib import Path
 
     from factscore_local.fitted_defaults import MODEL_DEFAULTS_PATH
 
     model = json.loads(MODEL_DEFAULTS_PATH.read_text("utf-8"))["models"][lm]
-    shipped = model["rules"][model["default_rule"]]
+    rule = rule or model["default_rule"]
+    shipped = model["rules"][rule]
     results = Path(__file__).resolve().parents[1] / "scripts" / "results" / f"{record}.json"
-    settings = {"verifier": model["default_rule"], "rule_weights": shipped["weights"],
+    settings = {"verifier": rule, "rule_weights": shipped["weights"],
                 "fit": shipped["provenance"]["fit"]}  # fmt: skip
     entry = ship.rule_entry(settings, json.loads(results.read_text("utf-8")), "why", "how")
     for key in ("cross_fitted", "at_margin_0", "replaces"):
