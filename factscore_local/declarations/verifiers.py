@@ -146,10 +146,14 @@ class Verifier:
         return tuple(key for s in self.signals for key in SIGNAL_KEYS[s])
 
     @property
+    def judges_passages(self) -> bool:
+        """Whether its margin is the LM's judgment of the fact on its retrieved passages."""
+        return "margin" in self.signals and self.margin_context == "retrieved"
+
+    @property
     def needs_evidence(self) -> bool:
         """Whether it reads the facts' passages (the run's plan names each pass)."""
-        retrieved = "margin" in self.signals and self.margin_context == "retrieved"
-        return bool({"np", "coverage", "slots"} & set(self.signals)) or retrieved
+        return bool({"np", "coverage", "slots"} & set(self.signals)) or self.judges_passages
 
     def decide(
         self, values: Mapping[str, np.ndarray], thresholds: Thresholds, n: int

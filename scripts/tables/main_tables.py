@@ -11,6 +11,7 @@ from factscore_local.declarations.verifiers import (
     RIVALS_RULE,
     SLOT_VETO_RULE,
     Thresholds,
+    get_verifier,
     legacy_name,
 )
 from factscore_local.fitted_defaults import default_rule
@@ -74,7 +75,7 @@ def section_tables_3_9(report: dict, run: Runner, bios: list[Bio], args) -> list
             name,
             args.objective,
             args.np_model,
-            None if name in ("no-context-lm", "np") else run.page_size,
+            run.page_size if get_verifier(name).judges_passages else None,
             run.rows_dir,
             halves=name in fitted_rules,
             repeats=args.repeats if name == legacy_name(default_rule(args.lm) or "default") else 0,
