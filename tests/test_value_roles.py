@@ -199,6 +199,28 @@ def test_a_birth_stated_in_a_sentence_is_the_topic_s_only_when_it_names_the_topi
     assert verdicts.get("year") != "contradicted"
 
 
+@pytest.mark.parametrize(
+    ("topic", "lead", "fact"),
+    [
+        ("Darrius Heyward-Bey", "Darrius Heyward-Bey Darrius Ramar Heyward-Bey (born February "
+         "26, 1987) is a former American football wide receiver.",
+         "Darrius Ramar Heyward-Bey was born on February 26, 2017."),
+        ("Paul O'Neill (racing driver)", "Paul O'Neill (born 31 December 1979) is a British "
+         "racing driver.", "Paul O'Neill was born in 2008."),
+        ("Baltasar Corrada del Río", "Baltasar Corrada del Río (April 10, 1935 – March 25, "
+         "2018) was a Puerto Rican politician.", "Baltasar Corrada del Río died in 2007."),
+    ],
+)  # fmt: skip
+def test_a_name_with_a_hyphen_an_apostrophe_or_an_accent_is_the_topic_s(topic, lead, fact):
+    """The name's pieces are its words ("Heyward-Bey" is "heyward" and "bey"; a passage
+    opens with the page's title, as the index stores it): the fact speaks of the topic, so
+    the lead's life dates contradict its year, and the true year is confirmed by them."""
+    assert slot_conflicts(fact, [lead], topic)["year"] == "contradicted"
+    true_year = next(y for y in ("1987", "1979", "2018") if y in lead)
+    fact = fact.replace(fact.split()[-1].rstrip("."), true_year)
+    assert slot_conflicts(fact, [lead], topic)["year"] == "confirmed"
+
+
 SEASON = ["Cy Dee had his best season in 1981, when he threw for 3,195 yards and 21 "
           "touchdowns. He retired after the 1982 season."]  # fmt: skip
 

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from factscore_local.pipeline.signals.lexical import content_words
+from factscore_local.pipeline.signals.lexical import WORD, content_words
 from factscore_local.pipeline.signals.slot_intervals import Value, meets_any, stated_in, years
 from factscore_local.pipeline.signals.slot_values import times
 from factscore_local.pipeline.signals.vocabulary import NATIONALITIES
@@ -141,7 +141,10 @@ def about_topic(head: str, roles: PageRoles) -> bool:
 def _is_topic(head: str, name_words: frozenset[str]) -> bool:
     if KIN.search(head):
         return False
-    names = {w.lower() for w in re.findall(r"\b[A-Z][\w'-]+", head)}
+    # a name's pieces as the name words hold them: "Heyward-Bey" is "heyward" and "bey"
+    names = {
+        piece for w in re.findall(r"\b[A-Z][\w'-]+", head) for piece in WORD.findall(w.lower())
+    }
     return names <= name_words | _NOT_NAMES
 
 
@@ -177,7 +180,7 @@ def _names_topic(head: str, name_words: frozenset[str]) -> bool:
     if not _is_topic(head, name_words):
         return False
     words = {w.lower() for w in re.findall(r"[\w'-]+", head)}
-    return bool(words & name_words) or words in ({"he"}, {"she"})
+    return bool(content_words(head) & name_words) or words in ({"he"}, {"she"})
 
 
 def _lead(text: str, topic: str) -> tuple[str, str] | None:
