@@ -200,25 +200,27 @@ def test_a_birth_stated_in_a_sentence_is_the_topic_s_only_when_it_names_the_topi
 
 
 @pytest.mark.parametrize(
-    ("topic", "lead", "fact"),
+    ("topic", "lead", "false_year", "true_year"),
     [
         ("Darrius Heyward-Bey", "Darrius Heyward-Bey Darrius Ramar Heyward-Bey (born February "
          "26, 1987) is a former American football wide receiver.",
-         "Darrius Ramar Heyward-Bey was born on February 26, 2017."),
+         "Darrius Ramar Heyward-Bey was born on February 26, 2017.",
+         "Darrius Ramar Heyward-Bey was born on February 26, 1987."),
         ("Paul O'Neill (racing driver)", "Paul O'Neill (born 31 December 1979) is a British "
-         "racing driver.", "Paul O'Neill was born in 2008."),
+         "racing driver.", "Paul O'Neill was born in 2008.", "Paul O'Neill was born in 1979."),
         ("Baltasar Corrada del Río", "Baltasar Corrada del Río (April 10, 1935 – March 25, "
-         "2018) was a Puerto Rican politician.", "Baltasar Corrada del Río died in 2007."),
+         "2018) was a Puerto Rican politician.", "Baltasar Corrada del Río died in 2007.",
+         "Baltasar Corrada del Río died in 2018."),
     ],
 )  # fmt: skip
-def test_a_name_with_a_hyphen_an_apostrophe_or_an_accent_is_the_topic_s(topic, lead, fact):
+def test_a_name_with_a_hyphen_an_apostrophe_or_an_accent_is_the_topic_s(
+    topic, lead, false_year, true_year
+):
     """The name's pieces are its words ("Heyward-Bey" is "heyward" and "bey"; a passage
     opens with the page's title, as the index stores it): the fact speaks of the topic, so
     the lead's life dates contradict its year, and the true year is confirmed by them."""
-    assert slot_conflicts(fact, [lead], topic)["year"] == "contradicted"
-    true_year = next(y for y in ("1987", "1979", "2018") if y in lead)
-    fact = fact.replace(fact.split()[-1].rstrip("."), true_year)
-    assert slot_conflicts(fact, [lead], topic)["year"] == "confirmed"
+    assert slot_conflicts(false_year, [lead], topic)["year"] == "contradicted"
+    assert slot_conflicts(true_year, [lead], topic)["year"] == "confirmed"
 
 
 SEASON = ["Cy Dee had his best season in 1981, when he threw for 3,195 yards and 21 "
