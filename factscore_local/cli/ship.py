@@ -100,6 +100,25 @@ def heads_cross_fitted(heads: dict, rule: str) -> dict:
     }
 
 
+def measured_figures(measured: dict, rule: str) -> dict:
+    """A rule's held-out figures in ``measured``: a tables record's cross-fitted figures
+    and the margin at 0's, or a heads record's and those of the default it replaces.
+
+    Raises:
+        NotShipped: the record did not measure the rule held out (or, in a heads record,
+            the rule did not win on both halves for every subject).
+    """
+    if "levers" in measured:  # a heads record measured the model's previous default beside it
+        return {
+            "cross_fitted": heads_cross_fitted(measured, rule),
+            "replaces": heads_cross_fitted(measured, measured["levers"]["default"]["verifier"]),
+        }
+    return tables_figures(measured, rule)
+
+
+FIGURE_KEYS = ("cross_fitted", "at_margin_0", "replaces")  # a provenance's held-out figures
+
+
 def rule_entry(settings: dict, measured: dict, why: str, fitted_with: str) -> dict:
     """A rule's shipped entry: its thresholds or weights from calibrate's settings, and a
     provenance with the fit and the held-out figures of ``measured`` (a tables record, or a
@@ -112,13 +131,7 @@ def rule_entry(settings: dict, measured: dict, why: str, fitted_with: str) -> di
     from factscore_local.declarations.verifiers import get_verifier
 
     rule = settings["verifier"]
-    if "levers" in measured:  # a heads record measured the model's previous default beside it
-        figures = {
-            "cross_fitted": heads_cross_fitted(measured, rule),
-            "replaces": heads_cross_fitted(measured, measured["levers"]["default"]["verifier"]),
-        }
-    else:
-        figures = tables_figures(measured, rule)
+    figures = measured_figures(measured, rule)
     entry: dict = {}
     weights = settings.get("rule_weights")
     if weights:
@@ -198,6 +211,40 @@ def ship_rule(
     return rule
 
 
+def refresh_rule(
+    measured: dict,
+    lm: str | None = None,
+    rule: str | None = None,
+    defaults_file: Path = MODEL_DEFAULTS_PATH,
+) -> str:
+    """Re-reads a shipped rule's held-out figures from ``measured`` (the record that
+    measured it, re-recorded since) and keeps the rest of its entry: its weights, why and
+    how it was fitted. ``rule``: the model's default when None. Returns the rule's name.
+
+    Raises:
+        NotShipped: the model ships no such rule, or the record did not measure it.
+    """
+    from factscore_local.declarations.verifiers import get_verifier
+
+    table = read_table(defaults_file)
+    model = table["models"].get(model_name(lm))
+    if model is None:
+        raise NotShipped(f"nothing is shipped for {model_name(lm)}")
+    rule = get_verifier(rule).name if rule else model["default_rule"]
+    entry = model.get("rules", {}).get(rule)
+    if entry is None:
+        raise NotShipped(f"{model_name(lm)} ships no {rule} to refresh")
+    figures = measured_figures(measured, rule)
+    provenance = entry.setdefault("provenance", {})
+    for key in FIGURE_KEYS:  # in place, so the file's order of keys stays
+        if key in figures:
+            provenance[key] = figures[key]
+        else:
+            provenance.pop(key, None)
+    write_table(table, defaults_file)
+    return rule
+
+
 def ship_raw_text_shift(
     results: dict, lm: str | None = None, defaults_file: Path = MODEL_DEFAULTS_PATH
 ) -> tuple[str, float]:
@@ -270,6 +317,14 @@ def read_json(path: Path) -> dict:
     help="Instead: ship the raw-text bias shift of a raw-text record "
     "(scripts/results/raw-text-98.json), refused unless it won everywhere.",
 )
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="Instead: re-read a shipped rule's held-out figures from --measured (re-recorded "
+    "since), keeping its weights and the rest of its provenance.",
+)
+@click.option("--rule", default=None, help="With --refresh: the shipped rule (default: the "
+              "model's default rule).")  # fmt: skip
 @click.option("--why", default=None, help="Why the rule ships (kept in its provenance).")
 @click.option("--fitted-with", default=None, help="The calibrate command that fitted it.")
 @click.option("--default", "make_default", is_flag=True, help="Make it the model's default.")
@@ -277,10 +332,19 @@ def read_json(path: Path) -> dict:
 @click.option("--defaults-file", type=click.Path(path_type=Path), default=MODEL_DEFAULTS_PATH,
               show_default="the package's data/model-defaults.json",
               help="The shipped defaults to write.")  # fmt: skip
-def ship_rule_cmd(settings, measured, raw_text, why, fitted_with, make_default, lm,
-                  defaults_file) -> None:  # fmt: skip
+def ship_rule_cmd(settings, measured, raw_text, refresh, rule, why, fitted_with, make_default,
+                  lm, defaults_file) -> None:  # fmt: skip
     """Ship a fitted rule (or a raw-text shift) as a model's shipped defaults."""
     try:
+        if refresh:
+            if not measured or settings or raw_text or why or fitted_with or make_default:
+                fail("--refresh re-reads a shipped rule's figures: give --measured RECORD "
+                     "(and --rule), nothing else")  # fmt: skip
+            rule = refresh_rule(read_json(measured), lm, rule, defaults_file)
+            click.echo(f"{model_name(lm)}: {rule}'s held-out figures refreshed from {measured}")
+            return
+        if rule:
+            fail("--rule goes with --refresh; a fitted rule's name is in its --settings")
         if raw_text:
             if settings or measured:
                 fail("--raw-text ships a shift alone: drop --settings and --measured")
