@@ -143,6 +143,8 @@ def test_a_refresh_rereads_the_figures_and_keeps_the_weights(defaults, tmp_path)
     assert done.exit_code == 2 and "give --measured" in done.output
     done = CliRunner().invoke(main, [*args, "--measured", str(tmp_path / "t.json")])
     assert done.exit_code == 0 and "refreshed" in done.output, done.output
+    done = CliRunner().invoke(main, [*args, "--measured", str(tmp_path / "t.json"), "--rule", "x"])
+    assert done.exit_code == 2 and "unknown verifier 'x'" in done.output, done.output
 
 
 # (model, results record, rule: None for the model's default)

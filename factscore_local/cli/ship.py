@@ -334,7 +334,8 @@ def read_json(path: Path) -> dict:
               help="The shipped defaults to write.")  # fmt: skip
 def ship_rule_cmd(settings, measured, raw_text, refresh, rule, why, fitted_with, make_default,
                   lm, defaults_file) -> None:  # fmt: skip
-    """Ship a fitted rule (or a raw-text shift) as a model's shipped defaults."""
+    """Ship a fitted rule (or a raw-text shift) as a model's shipped defaults, or refresh a
+    shipped rule's held-out figures from a re-recorded record."""
     try:
         if refresh:
             if not measured or settings or raw_text or why or fitted_with or make_default:
@@ -356,7 +357,7 @@ def ship_rule_cmd(settings, measured, raw_text, refresh, rule, why, fitted_with,
                  "(or --raw-text RECORD)")  # fmt: skip
         rule = ship_rule(read_json(settings), read_json(measured), why, fitted_with, lm,
                          make_default, defaults_file)  # fmt: skip
-    except (NotShipped, KeyError) as exc:
+    except (ValueError, KeyError) as exc:  # NotShipped, or an unknown rule's name
         fail(str(exc))
     click.echo(f"{model_name(lm)}: {rule} shipped" + (" as the default" if make_default else ""))
 
