@@ -211,6 +211,23 @@ def ship_rule(
     return rule
 
 
+def shipped_entry(table: dict, lm: str | None, rule: str | None) -> tuple[str, dict]:
+    """A rule's name and its entry among the shipped defaults of ``lm``'s model (its
+    default rule when ``rule`` is None).
+
+    Raises:
+        NotShipped: the model ships no such rule.
+    """
+    from factscore_local.declarations.verifiers import get_verifier
+
+    model = table["models"].get(model_name(lm), {})
+    rule = get_verifier(rule).name if rule else model.get("default_rule")
+    entry = model.get("rules", {}).get(rule)
+    if entry is None:
+        raise NotShipped(f"{model_name(lm)} ships no {rule or 'default rule'}")
+    return rule, entry
+
+
 def refresh_rule(
     measured: dict,
     lm: str | None = None,
@@ -224,16 +241,8 @@ def refresh_rule(
     Raises:
         NotShipped: the model ships no such rule, or the record did not measure it.
     """
-    from factscore_local.declarations.verifiers import get_verifier
-
     table = read_table(defaults_file)
-    model = table["models"].get(model_name(lm))
-    if model is None:
-        raise NotShipped(f"nothing is shipped for {model_name(lm)}")
-    rule = get_verifier(rule).name if rule else model["default_rule"]
-    entry = model.get("rules", {}).get(rule)
-    if entry is None:
-        raise NotShipped(f"{model_name(lm)} ships no {rule} to refresh")
+    rule, entry = shipped_entry(table, lm, rule)
     figures = measured_figures(measured, rule)
     provenance = entry.setdefault("provenance", {})
     for key in FIGURE_KEYS:  # in place, so the file's order of keys stays
@@ -250,14 +259,9 @@ def ship_raw_text_shift(
 ) -> tuple[str, float]:
     """Writes a raw-text record's bias shift into its rule's shipped entry; returns the
     rule and the shift."""
-    from factscore_local.declarations.verifiers import get_verifier
-
     shift, fitted_with = raw_text_shift(results)
     table = read_table(defaults_file)
-    rule = get_verifier(results["data"]["rule"]).name
-    entry = table["models"].get(model_name(lm), {}).get("rules", {}).get(rule)
-    if entry is None:
-        raise NotShipped(f"{model_name(lm)} ships no {rule} to shift")
+    rule, entry = shipped_entry(table, lm, results["data"]["rule"])
     entry["raw_text_shift"] = shift
     entry.setdefault("provenance", {})["raw_text_fitted_with"] = fitted_with
     write_table(table, defaults_file)
